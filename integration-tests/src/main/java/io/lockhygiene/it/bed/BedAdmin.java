@@ -1,0 +1,79 @@
+package io.lockhygiene.it.bed;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Looks at the bed's server from outside, over a direct connection: who holds which advisory lock. */
+public final class BedAdmin {
+    private final TestBed bed;
+
+    BedAdmin(TestBed bed) {
+        this.bed = bed;
+    }
+
+    /** A granted advisory lock as pg_locks shows it. */
+    public record HeldLock(int pid, long key, String mode) {
+    }
+
+    /** Backends that hold the single-bigint-key advisory lock {@code key} (granted only). */
+    public List<Integer> holdersOf(long key) throws SQLException {
+        List<Integer> pids = new ArrayList<>();
+        for (HeldLock l : heldAdvisoryLocks()) {
+            if (l.key() == key) {
+                pids.add(l.pid());
+            }
+        }
+        return pids;
+    }
+
+    /** Every granted advisory lock on the server, with bigint keys rebuilt from classid/objid. */
+    public List<HeldLock> heldAdvisoryLocks() throws SQLException {
+        String sql = "SELECT pid, classid::bigint, objid::bigint, objsubid, mode FROM pg_locks"
+                + " WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()";
+        List<HeldLock> locks = new ArrayList<>();
+        try (Connection c = bed.connect(Route.DIRECT);
+             Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery(sql)) {
+            while (rs.next()) {
+                long key = rs.getInt(4) == 1 ? (rs.getLong(2) << 32) | rs.getLong(3) : -1;
+                locks.add(new HeldLock(rs.getInt(1), key, rs.getString(5)));
+            }
+        }
+        return locks;
+    }
+
+    /**
+     * Terminates every backend that holds an advisory lock with this key, so the next scenario starts
+     * clean. PgBouncer notices the closed server and replaces it.
+     */
+    public int terminateHoldersOf(long key) throws SQLException {
+        int n = 0;
+        try (Connection c = bed.connect(Route.DIRECT);
+             PreparedStatement ps = c.prepareStatement("SELECT pg_terminate_backend(?)")) {
+            for (int pid : holdersOf(key)) {
+                ps.setInt(1, pid);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    n += rs.getBoolean(1) ? 1 : 0;
+                }
+            }
+        }
+        return n;
+    }
+
+    /** Waits until no backend holds {@code key}; returns the holders still there at the deadline. */
+    public List<Integer> awaitReleased(long key, long maxWaitMillis) throws SQLException, InterruptedException {
+        long deadline = System.currentTimeMillis() + maxWaitMillis;
+        List<Integer> holders = holdersOf(key);
+        while (!holders.isEmpty() && System.currentTimeMillis() < deadline) {
+            Thread.sleep(50);
+            holders = holdersOf(key);
+        }
+        return holders;
+    }
+}

@@ -1,0 +1,119 @@
+package io.lockhygiene.it.bed;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/** Runs the bed's external commands, as an unprivileged user when the JVM is root. */
+final class Processes {
+    private final String runAsUser; // null: run as ourselves
+
+    private Processes(String runAsUser) {
+        this.runAsUser = runAsUser;
+    }
+
+    /**
+     * PostgreSQL refuses to run as root, and PgBouncer should not: when we are root, every server
+     * command runs as the {@code postgres} user (created by Debian's postgresql packages), or the
+     * user named by LOCKHYGIENE_TESTBED_OS_USER.
+     */
+    static Processes forCurrentUser() {
+        if (!isRoot()) {
+            return new Processes(null);
+        }
+        String user = Optional.ofNullable(System.getenv("LOCKHYGIENE_TESTBED_OS_USER")).orElse("postgres");
+        if (run(List.of("id", "-u", user), null, 10).exitCode != 0) {
+            throw new BedException("The JVM runs as root and PostgreSQL refuses to: the test bed runs its servers as"
+                    + " the unprivileged user '" + user + "', which does not exist. Install it with:"
+                    + " apt-get update && apt-get install -y postgresql"
+                    + " (or set LOCKHYGIENE_TESTBED_OS_USER to an existing unprivileged user)");
+        }
+        return new Processes(user);
+    }
+
+    static boolean isRoot() {
+        Result r = run(List.of("id", "-u"), null, 10);
+        return r.exitCode == 0 && r.output.trim().equals("0");
+    }
+
+    String runAsUser() {
+        return runAsUser;
+    }
+
+    List<String> asServerUser(List<String> command) {
+        if (runAsUser == null) {
+            return command;
+        }
+        List<String> wrapped = new ArrayList<>(List.of("runuser", "-u", runAsUser, "--"));
+        wrapped.addAll(command);
+        return wrapped;
+    }
+
+    /** Runs a command as the server user and fails with its output when it exits non-zero. */
+    String check(List<String> command, Path workDir, int timeoutSeconds) {
+        Result r = run(asServerUser(command), workDir, timeoutSeconds);
+        if (r.exitCode != 0) {
+            throw new BedException("Command failed (exit " + r.exitCode + "): " + String.join(" ", command)
+                    + "\n" + r.output);
+        }
+        return r.output;
+    }
+
+    Result runAsServerUser(List<String> command, Path workDir, int timeoutSeconds) {
+        return run(asServerUser(command), workDir, timeoutSeconds);
+    }
+
+    /** Starts a long-running server process whose output goes to {@code log}. */
+    Process startServer(List<String> command, Path workDir, Path log) {
+        try {
+            return new ProcessBuilder(asServerUser(command))
+                    .directory(workDir.toFile())
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                    .start();
+        } catch (IOException e) {
+            throw new BedException("Could not start " + String.join(" ", command) + ": " + e.getMessage(), e);
+        }
+    }
+
+    static Result run(List<String> command, Path workDir, int timeoutSeconds) {
+        try {
+            ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+            if (workDir != null) {
+                pb.directory(workDir.toFile());
+            }
+            Path out = Files.createTempFile("lockhygiene-bed", ".out");
+            try {
+                pb.redirectOutput(out.toFile());
+                Process p = pb.start();
+                if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                    return new Result(-1, "timed out after " + timeoutSeconds + " s: " + String.join(" ", command));
+                }
+                return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
+            } finally {
+                Files.deleteIfExists(out);
+            }
+        } catch (IOException e) {
+            return new Result(-1, "could not run " + String.join(" ", command) + ": " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Result(-1, "interrupted: " + String.join(" ", command));
+        }
+    }
+
+    static final class Result {
+        final int exitCode;
+        final String output;
+
+        Result(int exitCode, String output) {
+            this.exitCode = exitCode;
+            this.output = output;
+        }
+    }
+}

@@ -1,0 +1,125 @@
+package io.lockhygiene.it.bed;
+
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.Optional;
+import java.util.Properties;
+
+/**
+ * A real PostgreSQL with a transaction-mode and a session-mode PgBouncer in front, shared by every test,
+ * the demo and the benchmarks of one JVM. Sources, first that applies:
+ * <ol>
+ *   <li>environment variables naming servers the user already runs ({@link EnvironmentBed});</li>
+ *   <li>Testcontainers, when a Docker engine answers ({@link ContainerBed});</li>
+ *   <li>local binaries ({@link LocalBinariesBed}).</li>
+ * </ol>
+ * Nothing is skipped silently: a missing prerequisite fails with the command that installs it.
+ * The bed is torn down at the end of the run (JUnit's root store, or a shutdown hook), also after a
+ * failure; a bed left by a killed run is cleaned up by the next one.
+ */
+public final class TestBed implements AutoCloseable {
+    /** Where the local-binary bed keeps its servers; relative to the working directory. */
+    public static final String DIR_PROPERTY = "lockhygiene.testbed.dir";
+    /** Set to {@code local} to skip the Docker probe. */
+    public static final String SOURCE_PROPERTY = "lockhygiene.testbed.source";
+
+    private static TestBed shared;
+
+    private final RunningBed running;
+    private final Thread shutdownHook;
+    private boolean closed;
+
+    private TestBed(RunningBed running) {
+        this.running = running;
+        this.shutdownHook = new Thread(this::closeQuietly, "lockhygiene-testbed-shutdown");
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
+    }
+
+    /** The bed of this JVM, started on first use. */
+    public static synchronized TestBed shared() {
+        if (shared == null || shared.closed) {
+            shared = start();
+        }
+        return shared;
+    }
+
+    public static TestBed start() {
+        long t0 = System.nanoTime();
+        RunningBed running = provision();
+        TestBed bed = new TestBed(running);
+        BedEndpoints e = running.endpoints();
+        System.out.printf("[lockhygiene test bed] source: %s%n[lockhygiene test bed] %s; %s; ready in %d ms%n"
+                        + "[lockhygiene test bed] direct %s | transaction pool %s | session pool %s%n",
+                e.source(), e.postgresVersion(), e.pgbouncerVersion(), (System.nanoTime() - t0) / 1_000_000,
+                e.url(Route.DIRECT), e.url(Route.TRANSACTION_POOL), e.url(Route.SESSION_POOL));
+        return bed;
+    }
+
+    private static RunningBed provision() {
+        Optional<EnvironmentBed> fromEnv = EnvironmentBed.fromEnvironment(System::getenv);
+        if (fromEnv.isPresent()) {
+            return fromEnv.get();
+        }
+        if (!"local".equals(System.getProperty(SOURCE_PROPERTY)) && ContainerBed.dockerAnswers()) {
+            return new ContainerBed();
+        }
+        Optional<String> missing = LocalBinariesBed.missingPrerequisites();
+        if (missing.isPresent()) {
+            throw new BedException("No test bed: no " + EnvironmentBed.DIRECT + " (and friends) set, no Docker engine"
+                    + " answers, and the local binaries are " + missing.get());
+        }
+        Path dir = Paths.get(System.getProperty(DIR_PROPERTY, "target/testbed"));
+        return LocalBinariesBed.start(dir);
+    }
+
+    public BedEndpoints endpoints() {
+        return running.endpoints();
+    }
+
+    public String url(Route route) {
+        return running.endpoints().url(route);
+    }
+
+    /** user and password, for DriverManager and DataSources. */
+    public Properties credentials() {
+        Properties p = new Properties();
+        p.setProperty("user", running.endpoints().user());
+        p.setProperty("password", running.endpoints().password());
+        return p;
+    }
+
+    /** A plain-pgjdbc connection over the given route. */
+    public Connection connect(Route route) throws SQLException {
+        return DriverManager.getConnection(url(route), credentials());
+    }
+
+    /** A direct connection for looking at the server from outside (pg_locks, pg_terminate_backend). */
+    public BedAdmin admin() {
+        return new BedAdmin(this);
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException alreadyShuttingDown) {
+            // we are the hook
+        }
+        running.close();
+    }
+
+    private void closeQuietly() {
+        try {
+            close();
+        } catch (RuntimeException e) {
+            System.err.println("[lockhygiene test bed] teardown failed: " + e.getMessage());
+        }
+    }
+}
