@@ -22,9 +22,9 @@ import java.util.Properties;
  */
 public final class TestBed implements AutoCloseable {
     /** Where the local-binary bed keeps its servers; relative to the working directory. */
-    public static final String DIR_PROPERTY = "lockhygiene.testbed.dir";
+    public static final String DIR_PROPERTY = "testbed.dir";
     /** Set to {@code local} to skip the Docker probe. */
-    public static final String SOURCE_PROPERTY = "lockhygiene.testbed.source";
+    public static final String SOURCE_PROPERTY = "testbed.source";
 
     private static TestBed shared;
 

@@ -1,0 +1,60 @@
+package io.lockhygiene.settings;
+
+import java.util.Locale;
+
+/** Every configuration key LockHygiene knows, with its default and allowed values. */
+public enum Setting {
+    MODE("lockhygiene.mode", "detect", "detect|rewrite|strict|off",
+            "What to do with session-level advisory lock calls under transaction pooling"),
+    POOL_MODE("lockhygiene.poolMode", "auto", "auto|transaction|session",
+            "How the server is reached; auto treats any pooler as transaction pooling"),
+    LEAK_CHECK("lockhygiene.leakCheck", "tracked", "tracked|always|never",
+            "When to look for leaked session locks: after statements that touched them, always, or never"),
+    LOG_SQL("lockhygiene.logSql", "truncate", "truncate|full|none",
+            "How much SQL text goes into logs and events (truncate: 200 characters)");
+
+    public static final String PREFIX = "lockhygiene.";
+
+    private final String key;
+    private final String defaultValue;
+    private final String allowed;
+    private final String description;
+
+    Setting(String key, String defaultValue, String allowed, String description) {
+        this.key = key;
+        this.defaultValue = defaultValue;
+        this.allowed = allowed;
+        this.description = description;
+    }
+
+    public String key() {
+        return key;
+    }
+
+    /** The environment variable: upper case, dots become underscores (LOCKHYGIENE_POOLMODE). */
+    public String envName() {
+        return key.replace('.', '_').toUpperCase(Locale.ROOT);
+    }
+
+    public String defaultValue() {
+        return defaultValue;
+    }
+
+    public String[] allowedValues() {
+        return allowed.split("\\|");
+    }
+
+    public String description() {
+        return description;
+    }
+
+    /** The setting for a full key (case-sensitive, as written in docs), or null. */
+    public static Setting byKey(String key) {
+        for (Setting s : values()) {
+            if (s.key.equals(key)) {
+                return s;
+            }
+        }
+        return null;
+    }
+}

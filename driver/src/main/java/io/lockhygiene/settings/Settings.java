@@ -1,0 +1,74 @@
+package io.lockhygiene.settings;
+
+import java.util.Locale;
+
+/** One connection's configuration, resolved once at connect time. Immutable. */
+public final class Settings {
+
+    public enum Mode { DETECT, REWRITE, STRICT, OFF }
+
+    public enum PoolMode { AUTO, TRANSACTION, SESSION }
+
+    public enum LeakCheck { TRACKED, ALWAYS, NEVER }
+
+    public enum LogSql { TRUNCATE, FULL, NONE }
+
+    /** Characters of SQL kept in logs and events with {@code logSql=truncate}. */
+    public static final int TRUNCATE_AT = 200;
+
+    public static final Settings DEFAULTS = new Settings(Mode.DETECT, PoolMode.AUTO, LeakCheck.TRACKED, LogSql.TRUNCATE);
+
+    private final Mode mode;
+    private final PoolMode poolMode;
+    private final LeakCheck leakCheck;
+    private final LogSql logSql;
+
+    public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql) {
+        this.mode = mode;
+        this.poolMode = poolMode;
+        this.leakCheck = leakCheck;
+        this.logSql = logSql;
+    }
+
+    public Mode mode() {
+        return mode;
+    }
+
+    public PoolMode poolMode() {
+        return poolMode;
+    }
+
+    public LeakCheck leakCheck() {
+        return leakCheck;
+    }
+
+    public LogSql logSql() {
+        return logSql;
+    }
+
+    /** SQL as it may appear in a log line or event under this configuration. */
+    public String loggable(String sql) {
+        if (sql == null) {
+            return "null";
+        }
+        switch (logSql) {
+            case NONE:
+                return "<sql hidden: lockhygiene.logSql=none>";
+            case FULL:
+                return sql;
+            default:
+                return sql.length() <= TRUNCATE_AT ? sql
+                        : sql.substring(0, TRUNCATE_AT) + "... (" + sql.length() + " chars; lockhygiene.logSql=full shows all)";
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "lockhygiene.mode=" + lower(mode) + ", lockhygiene.poolMode=" + lower(poolMode)
+                + ", lockhygiene.leakCheck=" + lower(leakCheck) + ", lockhygiene.logSql=" + lower(logSql);
+    }
+
+    static String lower(Enum<?> e) {
+        return e.name().toLowerCase(Locale.ROOT);
+    }
+}

@@ -1,0 +1,80 @@
+package io.lockhygiene.settings;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.function.Function;
+
+/**
+ * Resolves {@link Settings}, highest first: the connection's own keys (URL query parameters, then
+ * {@code connect()} Properties), system properties {@code lockhygiene.*}, environment variables
+ * {@code LOCKHYGIENE_*}, defaults. An unknown {@code lockhygiene.*} key or a bad value is an error that
+ * names the key, the value and what is allowed.
+ */
+public final class SettingsReader {
+
+    private SettingsReader() {
+    }
+
+    /**
+     * @param connectionKeys our keys from the URL and Properties, URL winning (already merged)
+     * @param system the JVM's system properties
+     * @param env environment lookup
+     */
+    public static Settings read(Map<String, String> connectionKeys, Properties system, Function<String, String> env) {
+        for (String key : connectionKeys.keySet()) {
+            requireKnown(key, "the connection URL or Properties");
+        }
+        for (String key : system.stringPropertyNames()) {
+            if (key.startsWith(Setting.PREFIX)) {
+                requireKnown(key, "system properties");
+            }
+        }
+        return new Settings(
+                parse(Settings.Mode.class, Setting.MODE, connectionKeys, system, env),
+                parse(Settings.PoolMode.class, Setting.POOL_MODE, connectionKeys, system, env),
+                parse(Settings.LeakCheck.class, Setting.LEAK_CHECK, connectionKeys, system, env),
+                parse(Settings.LogSql.class, Setting.LOG_SQL, connectionKeys, system, env));
+    }
+
+    /** From system properties and the environment alone (the DataSource wrapper, the agent). */
+    public static Settings fromEnvironment() {
+        return read(Map.of(), System.getProperties(), System::getenv);
+    }
+
+    private static void requireKnown(String key, String where) {
+        if (Setting.byKey(key) == null) {
+            StringBuilder known = new StringBuilder();
+            for (Setting s : Setting.values()) {
+                known.append(known.length() == 0 ? "" : ", ").append(s.key());
+            }
+            throw new IllegalArgumentException("Unknown LockHygiene setting '" + key + "' in " + where
+                    + "; known settings: " + known);
+        }
+    }
+
+    private static <E extends Enum<E>> E parse(Class<E> type, Setting setting, Map<String, String> connectionKeys,
+                                               Properties system, Function<String, String> env) {
+        String value = connectionKeys.get(setting.key());
+        String source = "the connection URL or Properties";
+        if (value == null) {
+            value = system.getProperty(setting.key());
+            source = "system property " + setting.key();
+        }
+        if (value == null) {
+            value = env.apply(setting.envName());
+            source = "environment variable " + setting.envName();
+        }
+        if (value == null) {
+            return Enum.valueOf(type, setting.defaultValue().toUpperCase(Locale.ROOT));
+        }
+        String normal = value.trim().toUpperCase(Locale.ROOT);
+        for (E e : type.getEnumConstants()) {
+            if (e.name().equals(normal)) {
+                return e;
+            }
+        }
+        throw new IllegalArgumentException("Bad value '" + value + "' for " + setting.key() + " (from " + source
+                + "); allowed: " + String.join(", ", setting.allowedValues()));
+    }
+}

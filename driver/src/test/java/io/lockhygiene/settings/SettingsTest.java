@@ -1,0 +1,83 @@
+package io.lockhygiene.settings;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import java.util.Properties;
+
+import org.junit.jupiter.api.Test;
+
+class SettingsTest {
+
+    @Test
+    void stripsOnlyTheLeadingPrefixAndOurParameters() {
+        ConnectionUrl u = ConnectionUrl.parse(
+                "jdbc:lockhygiene:postgresql://h:5432/db?ssl=false&lockhygiene.mode=rewrite&ApplicationName=lockhygiene:x");
+        assertEquals("jdbc:postgresql://h:5432/db?ssl=false&ApplicationName=lockhygiene:x", u.targetUrl());
+        assertEquals(Map.of("lockhygiene.mode", "rewrite"), u.ourKeys());
+        assertEquals("jdbc:postgresql://h/db", ConnectionUrl.parse("jdbc:lockhygiene:postgresql://h/db?lockhygiene.mode=off").targetUrl());
+        assertEquals("jdbc:postgresql:db", ConnectionUrl.parse("jdbc:lockhygiene:postgresql:db").targetUrl());
+        assertTrue(ConnectionUrl.accepts("jdbc:lockhygiene:postgresql://x/y"));
+        assertFalse(ConnectionUrl.accepts("jdbc:postgresql://x/y"));
+        assertFalse(ConnectionUrl.accepts("jdbc:lockhygiene:mysql://x/y"));
+        assertFalse(ConnectionUrl.accepts(null));
+    }
+
+    @Test
+    void urlBeatsPropertiesBeatsSystemBeatsEnvBeatsDefault() {
+        Properties info = new Properties();
+        info.setProperty("lockhygiene.mode", "strict");
+        info.setProperty("lockhygiene.leakCheck", "always");
+        ConnectionUrl u = ConnectionUrl.parse("jdbc:lockhygiene:postgresql://h/db?lockhygiene.mode=rewrite");
+        Properties system = new Properties();
+        system.setProperty("lockhygiene.leakCheck", "never");
+        system.setProperty("lockhygiene.logSql", "full");
+        Map<String, String> env = Map.of("LOCKHYGIENE_LOGSQL", "none", "LOCKHYGIENE_POOLMODE", "session");
+        Settings s = SettingsReader.read(u.ourKeys(info), system, env::get);
+        assertEquals(Settings.Mode.REWRITE, s.mode());
+        assertEquals(Settings.LeakCheck.ALWAYS, s.leakCheck());
+        assertEquals(Settings.LogSql.FULL, s.logSql());
+        assertEquals(Settings.PoolMode.SESSION, s.poolMode());
+        Settings d = SettingsReader.read(Map.of(), new Properties(), k -> null);
+        assertEquals(Settings.DEFAULTS.toString(), d.toString());
+    }
+
+    @Test
+    void unknownKeysAndBadValuesFailClearly() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> SettingsReader.read(Map.of("lockhygiene.mdoe", "x"), new Properties(), k -> null));
+        assertTrue(e.getMessage().contains("lockhygiene.mdoe") && e.getMessage().contains("lockhygiene.mode"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> SettingsReader.read(Map.of("lockhygiene.mode", "loud"), new Properties(), k -> null));
+        assertTrue(e.getMessage().contains("'loud'") && e.getMessage().contains("detect, rewrite, strict, off"), e.getMessage());
+        Properties system = new Properties();
+        system.setProperty("lockhygiene.bogus", "1");
+        assertThrows(IllegalArgumentException.class, () -> SettingsReader.read(Map.of(), system, k -> null));
+        assertThrows(IllegalArgumentException.class,
+                () -> SettingsReader.read(Map.of(), new Properties(), Map.of("LOCKHYGIENE_MODE", "nope")::get));
+    }
+
+    @Test
+    void valuesAreCaseInsensitive() {
+        Settings s = SettingsReader.read(Map.of("lockhygiene.mode", " Rewrite "), new Properties(), k -> null);
+        assertEquals(Settings.Mode.REWRITE, s.mode());
+    }
+
+    @Test
+    void redactsPasswords() {
+        assertEquals("jdbc:postgresql://h/db?user=u&password=***&sslpassword=***",
+                ConnectionUrl.redact("jdbc:postgresql://h/db?user=u&password=s3cret&sslpassword=p"));
+    }
+
+    @Test
+    void truncatesSqlForLogs() {
+        Settings s = Settings.DEFAULTS;
+        String longSql = "x".repeat(500);
+        assertTrue(s.loggable(longSql).startsWith("x".repeat(200) + "..."));
+        Settings none = new Settings(Settings.Mode.DETECT, Settings.PoolMode.AUTO, Settings.LeakCheck.TRACKED, Settings.LogSql.NONE);
+        assertFalse(none.loggable("SELECT secret").contains("secret"));
+    }
+}
