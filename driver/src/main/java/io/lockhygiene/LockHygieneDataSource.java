@@ -1,0 +1,131 @@
+package io.lockhygiene;
+
+import java.io.PrintWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.logging.Logger;
+
+import javax.sql.DataSource;
+
+import io.lockhygiene.jdbc.LockHygieneConnection;
+import io.lockhygiene.settings.Setting;
+import io.lockhygiene.settings.Settings;
+import io.lockhygiene.settings.SettingsReader;
+
+/**
+ * Wraps any DataSource of pgjdbc connections (a HikariCP pool, a {@code PGSimpleDataSource}) so that
+ * every borrowed connection is guarded and its {@code close()} (the return to the pool) runs the
+ * return leak check. Settings come from the given Properties, then system properties and environment
+ * variables, as for the driver.
+ *
+ * <pre>DataSource ds = new LockHygieneDataSource(hikariDataSource);</pre>
+ */
+public final class LockHygieneDataSource implements DataSource {
+    private final DataSource delegate;
+    private final Settings settings;
+
+    public LockHygieneDataSource(DataSource delegate) {
+        this(delegate, new Properties());
+    }
+
+    /** @param lockhygieneSettings {@code lockhygiene.*} keys, e.g. lockhygiene.mode=rewrite */
+    public LockHygieneDataSource(DataSource delegate, Properties lockhygieneSettings) {
+        this.delegate = delegate;
+        Map<String, String> keys = new LinkedHashMap<>();
+        for (String name : lockhygieneSettings.stringPropertyNames()) {
+            if (!name.startsWith(Setting.PREFIX)) {
+                throw new IllegalArgumentException("Not a LockHygiene setting: " + name);
+            }
+            keys.put(name, lockhygieneSettings.getProperty(name));
+        }
+        this.settings = SettingsReader.read(keys, System.getProperties(), System::getenv);
+    }
+
+    public Settings settings() {
+        return settings;
+    }
+
+    @Override
+    public Connection getConnection() throws SQLException {
+        return guard(delegate.getConnection());
+    }
+
+    @Override
+    public Connection getConnection(String username, String password) throws SQLException {
+        return guard(delegate.getConnection(username, password));
+    }
+
+    private Connection guard(Connection borrowed) throws SQLException {
+        if (settings.mode() == Settings.Mode.OFF) {
+            return borrowed;
+        }
+        if (borrowed.isWrapperFor(LockHygieneConnection.class)) {
+            // The pool already hands out our connections (jdbc:lockhygiene: URL): statements are guarded
+            // once, there; we only add the return event the inner connection cannot see.
+            LockHygieneConnection inner = borrowed.unwrap(LockHygieneConnection.class);
+            return (Connection) Proxy.newProxyInstance(LockHygieneDataSource.class.getClassLoader(),
+                    new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                        if ("close".equals(method.getName()) && method.getParameterCount() == 0) {
+                            inner.checkOnReturn();
+                        }
+                        try {
+                            return method.invoke(borrowed, args);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
+        }
+        return LockHygieneConnection.wrap(borrowed, settings);
+    }
+
+    /** The wrapped DataSource. */
+    public DataSource getDelegate() {
+        return delegate;
+    }
+
+    @Override
+    public PrintWriter getLogWriter() throws SQLException {
+        return delegate.getLogWriter();
+    }
+
+    @Override
+    public void setLogWriter(PrintWriter out) throws SQLException {
+        delegate.setLogWriter(out);
+    }
+
+    @Override
+    public void setLoginTimeout(int seconds) throws SQLException {
+        delegate.setLoginTimeout(seconds);
+    }
+
+    @Override
+    public int getLoginTimeout() throws SQLException {
+        return delegate.getLoginTimeout();
+    }
+
+    @Override
+    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+        return delegate.getParentLogger();
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLException {
+        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws SQLException {
+        return iface.isInstance(this) || delegate.isWrapperFor(iface);
+    }
+
+    @Override
+    public String toString() {
+        return "LockHygieneDataSource[" + delegate + "]";
+    }
+}

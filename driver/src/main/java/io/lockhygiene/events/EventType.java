@@ -1,0 +1,17 @@
+package io.lockhygiene.events;
+
+/** What LockHygiene saw or did. */
+public enum EventType {
+    /** A session-level advisory call ran under transaction pooling (detect, or rewrite in autocommit). */
+    SESSION_LOCK_CALL,
+    /** A session-level call was spliced to its transaction-scoped form. */
+    REWRITTEN,
+    /** A session-level lock call was refused before it was sent (strict). */
+    REJECTED,
+    /** A session lock this connection took was still held at transaction end or return, and was released. */
+    LEAK_RELEASED,
+    /** A session lock held by our backend that this connection never took was found and released. */
+    INHERITED_RELEASED,
+    /** The leak check could not run (the server went away, say); the reason is in the message. */
+    CHECK_FAILED
+}

@@ -1,0 +1,63 @@
+package io.lockhygiene.events;
+
+import java.lang.management.ManagementFactory;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The process-wide event hub: counters, listeners and the JMX registration. */
+public final class Events {
+    public static final String MBEAN_NAME = "io.lockhygiene:type=LockHygiene";
+    private static final Logger LOG = LoggerFactory.getLogger(Events.class);
+    private static final Counters COUNTERS = new Counters();
+    private static final CopyOnWriteArrayList<LockHygieneListener> LISTENERS = new CopyOnWriteArrayList<>();
+    private static final AtomicBoolean JMX_REGISTERED = new AtomicBoolean();
+
+    private Events() {
+    }
+
+    public static Counters counters() {
+        return COUNTERS;
+    }
+
+    public static void addListener(LockHygieneListener listener) {
+        LISTENERS.add(listener);
+    }
+
+    public static void removeListener(LockHygieneListener listener) {
+        LISTENERS.remove(listener);
+    }
+
+    /** Counts the event and hands it to every listener; a failing listener is logged, never thrown. */
+    public static void publish(LockHygieneEvent event) {
+        COUNTERS.count(event.type());
+        for (LockHygieneListener l : LISTENERS) {
+            try {
+                l.onEvent(event);
+            } catch (RuntimeException e) {
+                LOG.warn("LockHygiene event listener {} failed on {}: {}", l, event.type(), e.toString());
+            }
+        }
+    }
+
+    /** Registers the MXBean once per class loader; failure (a second copy, a locked-down JVM) is DEBUG. */
+    public static void registerMBeanOnce() {
+        if (!JMX_REGISTERED.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+            ObjectName name = new ObjectName(MBEAN_NAME);
+            if (!server.isRegistered(name)) {
+                server.registerMBean(COUNTERS, name);
+            }
+        } catch (Exception | LinkageError e) {
+            LOG.debug("LockHygiene MBean not registered: {}", e.toString());
+        }
+    }
+}

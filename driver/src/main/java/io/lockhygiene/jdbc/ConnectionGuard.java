@@ -1,0 +1,422 @@
+package io.lockhygiene.jdbc;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.lockhygiene.events.EventType;
+import io.lockhygiene.events.Events;
+import io.lockhygiene.events.LockHygieneEvent;
+import io.lockhygiene.leak.Attribution;
+import io.lockhygiene.leak.HeldLock;
+import io.lockhygiene.leak.LeakCheckSql;
+import io.lockhygiene.leak.LockCall;
+import io.lockhygiene.policy.Decision;
+import io.lockhygiene.policy.LockPolicy;
+import io.lockhygiene.settings.Settings;
+import io.lockhygiene.sql.AdvisoryCall;
+import io.lockhygiene.sql.ScanResult;
+import io.lockhygiene.sql.SqlRewriter;
+import org.postgresql.PGConnection;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Everything LockHygiene does for one application connection: the per-statement decision, the
+ * transaction wrapping of autocommit lock calls, the leak check at transaction end and at return, and
+ * the reports. The JDBC wrappers only route calls here.
+ *
+ * <p>Not thread-safe beyond what a JDBC connection promises: one thread uses it at a time.
+ */
+final class ConnectionGuard {
+    private static final Logger LOG = LoggerFactory.getLogger("io.lockhygiene");
+    private static final AtomicLong IDS = new AtomicLong();
+    private static final RateLimiter WARNINGS = new RateLimiter(60_000);
+
+    private final Connection raw;
+    private final Settings settings;
+    private final String id;
+    private final boolean off;
+    private final boolean alwaysCheck;
+    /** Calls seen since the last leak check, for attribution; non-empty means "touched advisory locks". */
+    private final List<LockCall> calls = new ArrayList<>(2);
+    private Boolean transactionPooling; // resolved lazily: null until first needed
+
+    ConnectionGuard(Connection raw, Settings settings) {
+        this.raw = raw;
+        this.settings = settings;
+        this.id = "lh-" + IDS.incrementAndGet();
+        this.off = settings.mode() == Settings.Mode.OFF;
+        this.alwaysCheck = !off && settings.leakCheck() == Settings.LeakCheck.ALWAYS;
+        Events.registerMBeanOnce();
+    }
+
+    Settings settings() {
+        return settings;
+    }
+
+    String id() {
+        return id;
+    }
+
+    /**
+     * The hot-path test: true when the statement needs no work at all. Counts it; no allocation; at most
+     * one pass over the text.
+     */
+    boolean passesUnchecked(String sql) throws SQLException {
+        Events.counters().statementSeen();
+        return off || (!io.lockhygiene.sql.SqlScanner.mightMatter(sql) && !checksEveryStatement());
+    }
+
+    /** leakCheck=always in autocommit under transaction pooling: every statement ends a transaction. */
+    boolean checksEveryStatement() throws SQLException {
+        return alwaysCheck && raw.getAutoCommit() && transactionPooling();
+    }
+
+    /** Plans a prepare*(sql): rejects, rewrites, or marks the executions that must be recorded. */
+    PreparedPlan plan(String sql) throws SQLException {
+        if (off || !io.lockhygiene.sql.SqlScanner.mightMatter(sql)) {
+            return PreparedPlan.unflagged(sql);
+        }
+        ScanResult scan = scan(sql);
+        String sent = textToSend(sql, scan);
+        if (sent != sql || !scan.hasSessionLevelCall()) {
+            return new PreparedPlan(sql, sent, java.util.Collections.emptyList());
+        }
+        return new PreparedPlan(sql, sent, java.util.Collections.singletonList(new Flagged(scan, sql)));
+    }
+
+    /** The verdict for a statement's text: reject, rewrite or pass; called when the prefilter hit. */
+    ScanResult scan(String sql) {
+        return ScanCache.scan(sql);
+    }
+
+    /**
+     * For Statement.execute*(sql) and addBatch(sql) now, and for prepare*(sql) at prepare time: throws
+     * for REJECT, returns the text to send (rewritten for REWRITE).
+     */
+    String textToSend(String sql, ScanResult scan) throws SQLException {
+        if (!scan.hasSessionLevelCall()) {
+            return sql;
+        }
+        boolean txPool = transactionPooling();
+        Decision d = LockPolicy.decide(scan, txPool, raw.getAutoCommit(), settings.mode());
+        if (d == Decision.REJECT) {
+            throw reject(sql, scan);
+        }
+        if (d == Decision.REWRITE) {
+            String rewritten = SqlRewriter.toTransactionScoped(sql, scan);
+            if (WARNINGS.allow("rw:" + sql)) {
+                LOG.info("LockHygiene rewrote session-level advisory calls to transaction-scoped ones (lockhygiene.mode=rewrite,"
+                        + " transaction pooling): the locks now end with this transaction, and unlocks inside it are"
+                        + " no-ops that return true. Was: {} Now: {}", settings.loggable(sql), settings.loggable(rewritten));
+            }
+            publish(EventType.REWRITTEN, scan.firstSessionCall().function().sqlName(), null, null, sql,
+                    "rewritten to " + settings.loggable(rewritten), null);
+            return rewritten;
+        }
+        return sql;
+    }
+
+    /**
+     * Runs one execution (a statement, a prepared execution, a batch) whose texts may call session-level
+     * functions, or that must be checked under leakCheck=always: records the calls, warns, and wraps
+     * autocommit executions under transaction pooling in a transaction whose end carries the leak check.
+     *
+     * @param flagged the texts that passed the prefilter, as the application wrote them, with the scan
+     *                of what is sent (a rewritten text has no session-level call left)
+     * @param appStatement the pgjdbc statement that runs it (its fetch size is pinned while wrapped)
+     */
+    <R> R execute(List<Flagged> flagged, Statement appStatement, String sent, SqlCall<R> call) throws SQLException {
+        if (off) {
+            return call.run(sent);
+        }
+        boolean session = false;
+        for (Flagged f : flagged) {
+            session |= f.scan.hasSessionLevelCall();
+        }
+        if (!session && !alwaysCheck) {
+            return call.run(sent);
+        }
+        boolean autoCommit = raw.getAutoCommit();
+        boolean txPool = transactionPooling();
+        for (Flagged f : flagged) {
+            if (f.scan.hasSessionLevelCall()) {
+                record(f.scan, f.original, txPool, autoCommit);
+            }
+        }
+        if (txPool && autoCommit && settings.leakCheck() != Settings.LeakCheck.NEVER) {
+            return runWrapped(appStatement, sent, call);
+        }
+        return call.run(sent);
+    }
+
+    private void record(ScanResult scan, String sql, boolean txPool, boolean autoCommit) {
+        Throwable stack = null;
+        for (AdvisoryCall c : scan.calls()) {
+            if (!c.function().isSessionLevel()) {
+                continue;
+            }
+            if (stack == null) {
+                stack = CallSite.capture("session-level advisory lock call sent here");
+            }
+            calls.add(new LockCall(c.function(), sql, c.argumentText(sql), stack));
+        }
+        if (!txPool || stack == null) {
+            return; // session pooling or direct: session locks are legitimate
+        }
+        AdvisoryCall first = scan.firstSessionCall();
+        String fix = settings.mode() == Settings.Mode.REWRITE && autoCommit
+                ? " In autocommit it cannot be rewritten (an xact lock would end with the statement): mutual exclusion"
+                + " is lost. lockhygiene.mode=emulate keeps it; or take the lock inside a transaction."
+                : " Use pg_advisory_xact_lock inside a transaction, or lockhygiene.mode=rewrite / emulate.";
+        String message = "session-level " + first.function().sqlName() + " under transaction pooling at "
+                + CallSite.describe(stack) + ": the lock cannot outlive "
+                + (autoCommit ? "this autocommit statement" : "this transaction")
+                + "; LockHygiene releases it at transaction end so no other client inherits it." + fix;
+        if (WARNINGS.allow("d:" + sql)) {
+            LOG.warn("LockHygiene: {} SQL: {}", message, settings.loggable(sql));
+        }
+        publish(EventType.SESSION_LOCK_CALL, first.function().sqlName(), null, null, sql, message, stack);
+    }
+
+    /** Autocommit under transaction pooling: BEGIN + statement, then COMMIT + check in one round trip. */
+    private <R> R runWrapped(Statement appStatement, String sent, SqlCall<R> call) throws SQLException {
+        int fetchSize = appStatement == null ? 0 : appStatement.getFetchSize();
+        raw.setAutoCommit(false);
+        if (fetchSize != 0) {
+            appStatement.setFetchSize(0); // a cursor would not survive our COMMIT
+        }
+        R result;
+        try {
+            result = call.run(sent);
+        } catch (SQLException | RuntimeException | Error appFailure) {
+            try {
+                endTransaction("ROLLBACK", true);
+            } catch (SQLException | RuntimeException ours) {
+                appFailure.addSuppressed(ours);
+            }
+            try {
+                raw.setAutoCommit(true);
+                if (fetchSize != 0) {
+                    appStatement.setFetchSize(fetchSize);
+                }
+            } catch (SQLException | RuntimeException ours) {
+                appFailure.addSuppressed(ours);
+            }
+            throw appFailure;
+        }
+        try {
+            endTransaction("COMMIT", true);
+        } finally {
+            raw.setAutoCommit(true);
+            if (fetchSize != 0) {
+                appStatement.setFetchSize(fetchSize);
+            }
+        }
+        return result;
+    }
+
+    /** Connection.commit(): plain, or with the leak check piggybacked. */
+    void commit() throws SQLException {
+        endTransaction("COMMIT", false);
+    }
+
+    /** Connection.rollback(): plain, or with the leak check piggybacked. */
+    void rollback() throws SQLException {
+        endTransaction("ROLLBACK", false);
+    }
+
+    private boolean checkAtTransactionEnd() throws SQLException {
+        if (off || settings.leakCheck() == Settings.LeakCheck.NEVER) {
+            return false;
+        }
+        if (settings.leakCheck() == Settings.LeakCheck.TRACKED && calls.isEmpty()) {
+            return false;
+        }
+        return transactionPooling();
+    }
+
+    private void endTransaction(String command, boolean ours) throws SQLException {
+        if (!checkAtTransactionEnd() || transactionState() == TransactionState.IDLE) {
+            if (!ours) {
+                if ("COMMIT".equals(command)) {
+                    raw.commit();
+                } else {
+                    raw.rollback();
+                }
+            } else if (transactionState() != TransactionState.IDLE) {
+                try (Statement s = raw.createStatement()) {
+                    s.execute(command);
+                }
+            }
+            if (transactionPooling != null && transactionPooling) {
+                calls.clear();
+            }
+            return;
+        }
+        List<HeldLock> held;
+        try (Statement s = raw.createStatement()) {
+            // A failure here is the COMMIT's own (serialization, deferred constraint, lost connection):
+            // exactly what the application's commit() would have thrown, so it propagates as is.
+            held = readHeldLocks(s, s.execute(LeakCheckSql.atTransactionEnd(command)));
+        } finally {
+            calls.clear(); // the transaction is over either way
+        }
+        report(held, "at " + command + " under transaction pooling");
+    }
+
+    /**
+     * The return event (DataSource wrapper close, physical close): under session pooling or direct,
+     * session locks still held now were never unlocked. Never throws: a failed check is logged.
+     */
+    void beforeReturn() {
+        try {
+            if (off || settings.leakCheck() == Settings.LeakCheck.NEVER || raw.isClosed()) {
+                return;
+            }
+            if (settings.leakCheck() == Settings.LeakCheck.TRACKED && calls.isEmpty()) {
+                return;
+            }
+            if (transactionPooling()) {
+                calls.clear();
+                return; // checked at every transaction end; between transactions no backend is ours
+            }
+            if (transactionState() != TransactionState.IDLE) {
+                LOG.debug("LockHygiene: {} returned inside an open transaction; its locks cannot be told apart from"
+                        + " transaction-level ones, so the return check is skipped", id);
+                return;
+            }
+            List<HeldLock> held;
+            try (Statement s = raw.createStatement()) {
+                held = readHeldLocks(s, s.execute(LeakCheckSql.atReturn(raw.getAutoCommit())));
+            }
+            report(held, "when the connection was returned");
+        } catch (SQLException | RuntimeException e) {
+            checkFailed("at return", e);
+        } finally {
+            calls.clear();
+        }
+    }
+
+    void checkFailed(String when, Exception e) {
+        String message = "LockHygiene could not check " + id + " for leaked advisory locks " + when + ": " + e;
+        LOG.warn(message);
+        publish(EventType.CHECK_FAILED, null, null, null, null, message, null);
+    }
+
+    /** Walks the piggyback's results ([COMMIT], LIST, RELEASE, [COMMIT]) to the five-column listing. */
+    private static List<HeldLock> readHeldLocks(Statement s, boolean isResultSet) throws SQLException {
+        List<HeldLock> held = new ArrayList<>();
+        while (isResultSet || s.getUpdateCount() != -1) {
+            if (isResultSet) {
+                try (ResultSet rs = s.getResultSet()) {
+                    if (rs.getMetaData().getColumnCount() == 5) {
+                        while (rs.next()) {
+                            held.add(new HeldLock(rs.getLong(1), rs.getLong(2), rs.getInt(3), rs.getString(4),
+                                    rs.getInt(5)));
+                        }
+                        return held;
+                    }
+                }
+            }
+            isResultSet = s.getMoreResults();
+        }
+        return held;
+    }
+
+    private void report(List<HeldLock> held, String when) {
+        for (HeldLock lock : held) {
+            LockCall taker = Attribution.takerOf(lock, calls);
+            if (taker != null) {
+                String message = "released leaked session advisory lock " + lock.key() + " (" + lock.mode()
+                        + ") held by backend " + lock.backendPid() + " " + when + ". It was taken by "
+                        + taker.function().sqlName() + " at " + CallSite.describe(taker.takenAt())
+                        + " and never unlocked on that backend; the next client of this server would have inherited it."
+                        + " Fix: pg_advisory_xact_lock inside a transaction, or lockhygiene.mode=emulate.";
+                LOG.error("LockHygiene: {} SQL: {}", message, settings.loggable(taker.sql()), taker.takenAt());
+                publish(EventType.LEAK_RELEASED, taker.function().sqlName(), lock.key(), lock.mode(), taker.sql(),
+                        message, taker.takenAt());
+            } else {
+                String message = "released inherited session advisory lock " + lock.key() + " (" + lock.mode()
+                        + ") held by backend " + lock.backendPid() + " " + when + ": this connection never took it,"
+                        + " so another client of the same server left it there (or a function or DO block took it)."
+                        + " Find that client; LockHygiene in front of it reports where it takes the lock.";
+                LOG.error("LockHygiene: {}", message);
+                publish(EventType.INHERITED_RELEASED, null, lock.key(), lock.mode(), null, message, null);
+            }
+        }
+    }
+
+    private SQLException reject(String sql, ScanResult scan) {
+        AdvisoryCall c = scan.firstSessionCall();
+        for (AdvisoryCall call : scan.calls()) {
+            if (call.function().isSessionLevel() && call.function().isAcquire()) {
+                c = call;
+                break;
+            }
+        }
+        String xact = c.function().rewriteTo();
+        String message = "LockHygiene (lockhygiene.mode=strict) rejected " + c.function().sqlName()
+                + ": a session-level advisory lock outlives its transaction, and behind a transaction pooler the"
+                + " next client of the same server inherits it while others wait forever. Nothing was sent."
+                + " Fix: call " + xact + " inside a transaction (BEGIN ... COMMIT), or use lockhygiene.mode=emulate"
+                + " to keep session-lock code working. SQL: " + settings.loggable(sql);
+        publish(EventType.REJECTED, c.function().sqlName(), null, null, sql, message, CallSite.capture("rejected here"));
+        return new SQLException(message, "0A000");
+    }
+
+    private void publish(EventType type, String function, String key, String mode, String sql, String message,
+                         Throwable stack) {
+        Events.publish(new LockHygieneEvent(type, id, function, key, mode, sql == null ? null : settings.loggable(sql),
+                message, stack));
+    }
+
+    /** Resolved once per connection; auto looks for a pooler (BackendKeyData pid != pg_backend_pid()). */
+    boolean transactionPooling() throws SQLException {
+        if (transactionPooling == null) {
+            switch (settings.poolMode()) {
+                case TRANSACTION:
+                    transactionPooling = true;
+                    break;
+                case SESSION:
+                    transactionPooling = false;
+                    break;
+                default:
+                    Boolean detected = detectPooler();
+                    if (detected == null) {
+                        return true;
+                    }
+                    transactionPooling = detected;
+            }
+        }
+        return transactionPooling;
+    }
+
+    private Boolean detectPooler() throws SQLException {
+        int announced = raw.unwrap(PGConnection.class).getBackendPID();
+        try (Statement s = raw.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_catalog.pg_backend_pid()")) {
+            rs.next();
+            boolean pooler = rs.getInt(1) != announced;
+            LOG.debug("LockHygiene: {} {}", id, pooler
+                    ? "reaches PostgreSQL through a pooler: treated as transaction pooling (lockhygiene.poolMode=session if it is not)"
+                    : "is connected directly");
+            return pooler;
+        } catch (SQLException e) {
+            // e.g. inside an aborted transaction: the application's own statement will fail with the real
+            // reason. Assume the stricter answer for now and ask again next time.
+            LOG.debug("LockHygiene: {} could not tell whether a pooler is in between ({}); assuming one", id, e.toString());
+            return null;
+        }
+    }
+
+    private TransactionState transactionState() throws SQLException {
+        return raw.unwrap(BaseConnection.class).getTransactionState();
+    }
+}

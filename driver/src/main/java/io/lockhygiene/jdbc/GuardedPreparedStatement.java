@@ -1,0 +1,66 @@
+package io.lockhygiene.jdbc;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+
+/**
+ * A {@link PreparedStatement} prepared with the text its plan chose (rewritten, or the application's
+ * own); executions of a text with session-level calls go through the guard, all others straight to
+ * pgjdbc. Bind-parameter keys need nothing special: the call is found in the text.
+ */
+class GuardedPreparedStatement<T extends PreparedStatement> extends PreparedStatementDelegate<T> {
+    final PreparedPlan plan;
+    private final boolean flagged;
+
+    GuardedPreparedStatement(T delegate, LockHygieneConnection connection, PreparedPlan plan) {
+        super(delegate, connection);
+        this.plan = plan;
+        this.flagged = !plan.flagged.isEmpty();
+    }
+
+    private boolean fast() throws SQLException {
+        io.lockhygiene.events.Events.counters().statementSeen();
+        return !flagged && !guard.checksEveryStatement();
+    }
+
+    @Override
+    public ResultSet executeQuery() throws SQLException {
+        if (fast()) {
+            return wrap(delegate.executeQuery());
+        }
+        return wrap(guard.execute(plan.flagged, delegate, plan.sent, s -> delegate.executeQuery()));
+    }
+
+    @Override
+    public int executeUpdate() throws SQLException {
+        if (fast()) {
+            return delegate.executeUpdate();
+        }
+        return guard.execute(plan.flagged, delegate, plan.sent, s -> delegate.executeUpdate());
+    }
+
+    @Override
+    public boolean execute() throws SQLException {
+        if (fast()) {
+            return delegate.execute();
+        }
+        return guard.execute(plan.flagged, delegate, plan.sent, s -> delegate.execute());
+    }
+
+    @Override
+    public long executeLargeUpdate() throws SQLException {
+        if (fast()) {
+            return delegate.executeLargeUpdate();
+        }
+        return guard.execute(plan.flagged, delegate, plan.sent, s -> delegate.executeLargeUpdate());
+    }
+
+    @Override
+    public void addBatch() throws SQLException {
+        if (flagged) {
+            addFlagged(plan.flagged.get(0));
+        }
+        delegate.addBatch();
+    }
+}

@@ -1,0 +1,35 @@
+package io.lockhygiene.jdbc;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/** A ResultSet whose getStatement() is the application's (wrapped) statement. */
+final class GuardedResultSet extends ResultSetDelegate {
+    private final Statement owner;
+
+    GuardedResultSet(ResultSet delegate, Statement owner) {
+        super(delegate);
+        this.owner = owner;
+    }
+
+    @Override
+    public Statement getStatement() {
+        return owner;
+    }
+
+    @Override
+    public <U> U unwrap(Class<U> iface) throws SQLException {
+        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws SQLException {
+        return iface.isInstance(this) || delegate.isWrapperFor(iface);
+    }
+
+    @Override
+    public String toString() {
+        return delegate.toString();
+    }
+}
