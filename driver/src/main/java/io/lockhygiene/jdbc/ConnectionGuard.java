@@ -266,10 +266,12 @@ final class ConnectionGuard {
             // A failure here is the COMMIT's own (serialization, deferred constraint, lost connection):
             // exactly what the application's commit() would have thrown, so it propagates as is.
             held = readHeldLocks(s, s.execute(LeakCheckSql.atTransactionEnd(command)));
-        } finally {
+        } catch (SQLException | RuntimeException e) {
             calls.clear(); // the transaction is over either way
+            throw e;
         }
         report(held, "at " + command + " under transaction pooling");
+        calls.clear();
     }
 
     /**

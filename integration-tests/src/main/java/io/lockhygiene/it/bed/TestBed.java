@@ -96,6 +96,23 @@ public final class TestBed implements AutoCloseable {
         return DriverManager.getConnection(url(route), credentials());
     }
 
+    /**
+     * The route's URL for the LockHygiene driver: {@code jdbc:lockhygiene:postgresql:...} with the given
+     * {@code lockhygiene.*} parameters (e.g. "lockhygiene.mode=rewrite") appended.
+     */
+    public String lockHygieneUrl(Route route, String... params) {
+        StringBuilder url = new StringBuilder("jdbc:lockhygiene:" + url(route).substring("jdbc:".length()));
+        for (String p : params) {
+            url.append(url.indexOf("?") < 0 ? '?' : '&').append(p);
+        }
+        return url.toString();
+    }
+
+    /** A LockHygiene-driver connection over the given route. */
+    public Connection connectLockHygiene(Route route, String... params) throws SQLException {
+        return DriverManager.getConnection(lockHygieneUrl(route, params), credentials());
+    }
+
     /** A direct connection for looking at the server from outside (pg_locks, pg_terminate_backend). */
     public BedAdmin admin() {
         return new BedAdmin(this);

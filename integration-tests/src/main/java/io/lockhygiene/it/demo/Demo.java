@@ -30,7 +30,27 @@ public final class Demo {
                 public java.sql.Connection open(TestBed bed, Route route) throws java.sql.SQLException {
                     return bed.connect(route);
                 }
-            });
+            },
+            lockHygiene("detect"),
+            lockHygiene("rewrite"),
+            lockHygiene("strict"));
+
+    static Client lockHygiene(String mode) {
+        return new Client() {
+            @Override
+            public String label() {
+                return "lockhygiene " + mode;
+            }
+
+            @Override
+            public java.sql.Connection open(TestBed bed, Route route) throws java.sql.SQLException {
+                // Behind a session-mode PgBouncer the user says so: auto treats any pooler as transaction pooling.
+                return route == Route.SESSION_POOL
+                        ? bed.connectLockHygiene(route, "lockhygiene.mode=" + mode, "lockhygiene.poolMode=session")
+                        : bed.connectLockHygiene(route, "lockhygiene.mode=" + mode);
+            }
+        };
+    }
 
     public static void main(String[] args) throws Exception {
         WorkersScenario.Config standard = WorkersScenario.Config.standard();
