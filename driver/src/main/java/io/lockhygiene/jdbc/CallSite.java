@@ -2,7 +2,7 @@ package io.lockhygiene.jdbc;
 
 /** Where in the application a statement came from: the first frame outside JDBC plumbing. */
 final class CallSite {
-    private static final String[] PLUMBING = {"io.lockhygiene.", "java.", "javax.", "jdk.", "sun.",
+    private static final String[] PLUMBING = {"io.lockhygiene.jdbc.", "io.lockhygiene.LockHygiene", "java.", "javax.", "jdk.", "sun.",
             "org.postgresql.", "com.zaxxer.hikari.", "org.apache.commons.dbcp2.", "org.apache.tomcat.jdbc.",
             "com.mchange.", "io.agroal.", "org.springframework.jdbc.", "org.flywaydb.core.internal.jdbc."};
 
@@ -11,7 +11,16 @@ final class CallSite {
 
     /** A stack captured now; cheap enough for lock calls, which are rare. */
     static Throwable capture(String what) {
-        return new Throwable(what);
+        Throwable t = new Throwable(what);
+        StackTraceElement[] frames = t.getStackTrace();
+        int ours = 0;
+        while (ours < frames.length && frames[ours].getClassName().startsWith("io.lockhygiene.jdbc.")) {
+            ours++;
+        }
+        if (ours > 0 && ours < frames.length) {
+            t.setStackTrace(java.util.Arrays.copyOfRange(frames, ours, frames.length)); // start at the caller
+        }
+        return t;
     }
 
     static String describe(Throwable stack) {

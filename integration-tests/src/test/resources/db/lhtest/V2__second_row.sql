@@ -1,0 +1,1 @@
+INSERT INTO applied_once VALUES (2, $$second$$);
