@@ -1,0 +1,193 @@
+package io.lockhygiene.it.driver;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.StringReader;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.DriverPropertyInfo;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.sql.Statement;
+import java.util.Arrays;
+import java.util.Properties;
+import java.util.concurrent.Executors;
+
+import io.lockhygiene.LockHygieneDriver;
+import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.bed.TestBedExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.postgresql.copy.CopyManager;
+import org.postgresql.largeobject.LargeObject;
+import org.postgresql.largeobject.LargeObjectManager;
+
+/** Everything that is not about advisory locks behaves exactly as pgjdbc. */
+@ExtendWith(TestBedExtension.class)
+class TransparencyTest {
+    private final TestBed bed = TestBed.shared();
+
+    private Connection lh() throws SQLException {
+        return bed.connectLockHygiene(Route.DIRECT);
+    }
+
+    @Test
+    void identitiesAndUnwrap() throws Exception {
+        try (Connection c = lh(); Statement s = c.createStatement()) {
+            assertSame(c, s.getConnection());
+            assertSame(c, c.getMetaData().getConnection());
+            try (ResultSet rs = s.executeQuery("SELECT 1")) {
+                assertSame(s, rs.getStatement());
+                assertSame(rs, s.getResultSet());
+            }
+            PreparedStatement ps = c.prepareStatement("SELECT ?::int");
+            ps.setInt(1, 5);
+            try (ResultSet rs = ps.executeQuery()) {
+                assertSame(ps, rs.getStatement());
+                assertSame(c, ps.getConnection());
+            }
+            assertTrue(c.isWrapperFor(PGConnection.class));
+            assertNotNull(c.unwrap(PGConnection.class).getBackendPID());
+            assertTrue(s.isWrapperFor(org.postgresql.PGStatement.class));
+            assertFalse(c.toString().contains(bed.endpoints().password()));
+            assertEquals("PostgreSQL", c.getMetaData().getDatabaseProductName());
+        }
+    }
+
+    @Test
+    void batchesGeneratedKeysSavepointsCopyAndLargeObjects() throws Exception {
+        try (Connection c = lh(); Statement s = c.createStatement()) {
+            s.execute("CREATE TEMP TABLE t (id serial PRIMARY KEY, v text)");
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO t (v) VALUES (?)", Statement.RETURN_GENERATED_KEYS)) {
+                ps.setString(1, "a");
+                ps.addBatch();
+                ps.setString(1, "b");
+                ps.addBatch();
+                assertArrayEquals(new int[] {1, 1}, ps.executeBatch());
+                ps.setString(1, "c");
+                ps.executeUpdate();
+                try (ResultSet keys = ps.getGeneratedKeys()) {
+                    assertTrue(keys.next());
+                    assertEquals(3, keys.getInt(1));
+                    assertSame(ps, keys.getStatement());
+                }
+            }
+            CopyManager copy = c.unwrap(PGConnection.class).getCopyAPI();
+            assertEquals(2, copy.copyIn("COPY t (v) FROM STDIN", new StringReader("d\ne\n")));
+            c.setAutoCommit(false);
+            s.execute("INSERT INTO t (v) VALUES ('kept')");
+            Savepoint sp = c.setSavepoint();
+            s.execute("INSERT INTO t (v) VALUES ('rolled back')");
+            c.rollback(sp);
+            LargeObjectManager lom = c.unwrap(PGConnection.class).getLargeObjectAPI();
+            long oid = lom.createLO();
+            try (LargeObject lo = lom.open(oid, LargeObjectManager.WRITE)) {
+                lo.write(new byte[] {1, 2, 3});
+            }
+            c.commit();
+            try (ResultSet rs = s.executeQuery("SELECT count(*) FROM t")) {
+                rs.next();
+                assertEquals(6, rs.getInt(1));
+            }
+            c.setAutoCommit(true);
+        }
+    }
+
+    @Test
+    void listenNotifyNetworkTimeoutAndAbort() throws Exception {
+        try (Connection c = lh(); Statement s = c.createStatement()) {
+            s.execute("LISTEN lh_channel");
+            s.execute("NOTIFY lh_channel, 'hello'");
+            PGNotification[] n = c.unwrap(PGConnection.class).getNotifications(5_000);
+            assertEquals("hello", n[0].getParameter());
+            c.setNetworkTimeout(Executors.newSingleThreadExecutor(), 10_000);
+            assertEquals(10_000, c.getNetworkTimeout());
+            c.abort(Runnable::run);
+            assertTrue(c.isClosed());
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "   ", ";"})
+    void emptyAndWhitespaceSqlBehaveAsPgjdbc(String sql) throws Exception {
+        assertEquals(outcome(bed.connect(Route.DIRECT), sql), outcome(lh(), sql));
+    }
+
+    @Test
+    void nullSqlBehavesAsPgjdbc() throws Exception {
+        assertEquals(outcome(bed.connect(Route.DIRECT), null), outcome(lh(), null));
+    }
+
+    private static String outcome(Connection c, String sql) {
+        try (c; Statement s = c.createStatement()) {
+            return "returned " + s.execute(sql) + " " + s.getUpdateCount();
+        } catch (Exception e) {
+            return e.getClass().getName() + ": " + e.getMessage();
+        }
+    }
+
+    @Test
+    void driverContractAndConfigurationErrors() throws Exception {
+        LockHygieneDriver driver = (LockHygieneDriver) DriverManager.getDriver(bed.lockHygieneUrl(Route.DIRECT));
+        assertTrue(driver.acceptsURL("jdbc:lockhygiene:postgresql://h/db"));
+        assertFalse(driver.acceptsURL(bed.url(Route.DIRECT)));
+        assertEquals(null, driver.connect(bed.url(Route.DIRECT), bed.credentials()), "not our URL: null, per contract");
+        DriverPropertyInfo[] info = driver.getPropertyInfo(bed.lockHygieneUrl(Route.DIRECT, "lockhygiene.mode=rewrite"), new Properties());
+        assertTrue(Arrays.stream(info).anyMatch(p -> p.name.equals("lockhygiene.mode") && p.value.equals("rewrite")));
+        assertTrue(Arrays.stream(info).anyMatch(p -> p.name.equals("PGHOST")), "pgjdbc's own properties are there");
+
+        Properties withPassword = bed.credentials();
+        withPassword.setProperty("lockhygiene.mdoe", "rewrite");
+        SQLException e = assertThrows(SQLException.class,
+                () -> DriverManager.getConnection(bed.lockHygieneUrl(Route.DIRECT), withPassword));
+        assertTrue(e.getMessage().contains("lockhygiene.mdoe"), e.getMessage());
+        assertFalse(e.getMessage().contains(bed.endpoints().password()));
+        e = assertThrows(SQLException.class,
+                () -> DriverManager.getConnection(bed.lockHygieneUrl(Route.DIRECT, "lockhygiene.mode=loud"), bed.credentials()));
+        assertTrue(e.getMessage().contains("detect, rewrite, strict, off"), e.getMessage());
+    }
+
+    @Test
+    void offModeHandsOutPgjdbcItself() throws Exception {
+        try (Connection c = bed.connectLockHygiene(Route.DIRECT, "lockhygiene.mode=off")) {
+            assertTrue(c instanceof PGConnection);
+        }
+    }
+
+    @Test
+    void theApplicationsOwnExceptionIsNeverReplaced() throws Exception {
+        long k = 950_001;
+        try (Connection plain = bed.connect(Route.TRANSACTION_POOL); Connection c = bed.connectLockHygiene(Route.TRANSACTION_POOL)) {
+            String sql = "SELECT pg_advisory_lock(" + k + "), 1/0";
+            String expected = message(plain, sql);
+            assertEquals(expected, message(c, sql));
+            assertEquals(0, bed.admin().holdersOf(k).size());
+            assertTrue(c.getAutoCommit());
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT 1")) {
+                assertTrue(rs.next(), "the connection is usable afterwards");
+            }
+        }
+    }
+
+    private static String message(Connection c, String sql) {
+        try (Statement s = c.createStatement()) {
+            s.execute(sql);
+            return "no error";
+        } catch (SQLException e) {
+            return e.getSQLState() + " " + e.getMessage();
+        }
+    }
+}
