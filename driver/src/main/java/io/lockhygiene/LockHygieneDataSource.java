@@ -13,6 +13,7 @@ import java.util.logging.Logger;
 
 import javax.sql.DataSource;
 
+import io.lockhygiene.jdbc.HolderFactory;
 import io.lockhygiene.jdbc.LockHygieneConnection;
 import io.lockhygiene.settings.Setting;
 import io.lockhygiene.settings.Settings;
@@ -53,15 +54,16 @@ public final class LockHygieneDataSource implements DataSource {
 
     @Override
     public Connection getConnection() throws SQLException {
-        return guard(delegate.getConnection());
+        return guard(delegate.getConnection(), delegate::getConnection);
     }
 
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
-        return guard(delegate.getConnection(username, password));
+        return guard(delegate.getConnection(username, password), () -> delegate.getConnection(username, password));
     }
 
-    private Connection guard(Connection borrowed) throws SQLException {
+    /** @param holders emulate's lock holders come from the same DataSource (a pool needs room for them) */
+    private Connection guard(Connection borrowed, HolderFactory holders) throws SQLException {
         if (settings.mode() == Settings.Mode.OFF) {
             return borrowed;
         }
@@ -81,7 +83,7 @@ public final class LockHygieneDataSource implements DataSource {
                         }
                     });
         }
-        return LockHygieneConnection.wrap(borrowed, settings);
+        return LockHygieneConnection.wrap(borrowed, settings, holders);
     }
 
     /** The wrapped DataSource. */

@@ -47,14 +47,16 @@ public final class LockHygieneDriver implements Driver {
         ConnectionUrl parsed = ConnectionUrl.parse(url);
         Settings settings = settings(parsed, info);
         Driver pgjdbc = pgjdbcFor(parsed.targetUrl());
-        Connection raw = pgjdbc.connect(parsed.targetUrl(), ConnectionUrl.withoutOurKeys(info));
+        Properties pgProps = ConnectionUrl.withoutOurKeys(info);
+        Connection raw = pgjdbc.connect(parsed.targetUrl(), pgProps);
         if (raw == null) {
             throw new SQLException("pgjdbc did not accept " + ConnectionUrl.redact(parsed.targetUrl()), "08001");
         }
         if (settings.mode() == Settings.Mode.OFF) {
             return raw;
         }
-        return LockHygieneConnection.wrap(raw, settings);
+        // emulate's lock holder connects the same way, so through the same pooler
+        return LockHygieneConnection.wrap(raw, settings, () -> pgjdbc.connect(parsed.targetUrl(), pgProps));
     }
 
     static Settings settings(ConnectionUrl parsed, Properties info) throws SQLException {

@@ -8,6 +8,7 @@ public final class Counters implements LockHygieneMXBean {
     final LongAdder flagged = new LongAdder();
     final LongAdder rewritten = new LongAdder();
     final LongAdder rejected = new LongAdder();
+    final LongAdder emulated = new LongAdder();
     final LongAdder leaksReleased = new LongAdder();
     final LongAdder inheritedReleased = new LongAdder();
     final LongAdder checksFailed = new LongAdder();
@@ -41,6 +42,11 @@ public final class Counters implements LockHygieneMXBean {
     }
 
     @Override
+    public long getStatementsEmulated() {
+        return emulated.sum();
+    }
+
+    @Override
     public long getLeaksReleased() {
         return leaksReleased.sum();
     }
@@ -64,6 +70,10 @@ public final class Counters implements LockHygieneMXBean {
                 flagged.increment();
                 rewritten.increment();
                 break;
+            case EMULATED:
+                flagged.increment();
+                emulated.increment();
+                break;
             case REJECTED:
                 flagged.increment();
                 rejected.increment();
@@ -82,7 +92,7 @@ public final class Counters implements LockHygieneMXBean {
     @Override
     public String toString() {
         return "statementsSeen=" + getStatementsSeen() + ", flagged=" + getStatementsFlagged() + ", rewritten="
-                + getStatementsRewritten() + ", rejected=" + getStatementsRejected() + ", leaksReleased="
+                + getStatementsRewritten() + ", rejected=" + getStatementsRejected() + ", emulated=" + getStatementsEmulated() + ", leaksReleased="
                 + getLeaksReleased() + ", inheritedReleased=" + getInheritedReleased() + ", checksFailed="
                 + getChecksFailed();
     }

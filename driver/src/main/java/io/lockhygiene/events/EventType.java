@@ -6,6 +6,8 @@ public enum EventType {
     SESSION_LOCK_CALL,
     /** A session-level call was spliced to its transaction-scoped form. */
     REWRITTEN,
+    /** A session-level call ran on the connection's lock holder (emulate). */
+    EMULATED,
     /** A session-level lock call was refused before it was sent (strict). */
     REJECTED,
     /** A session lock this connection took was still held at transaction end or return, and was released. */

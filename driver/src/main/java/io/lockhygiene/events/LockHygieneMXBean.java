@@ -10,6 +10,8 @@ public interface LockHygieneMXBean {
 
     long getStatementsRejected();
 
+    long getStatementsEmulated();
+
     long getLeaksReleased();
 
     long getInheritedReleased();

@@ -47,13 +47,19 @@ final class ConnectionGuard {
     /** Calls seen since the last leak check, for attribution; non-empty means "touched advisory locks". */
     private final List<LockCall> calls = new ArrayList<>(2);
     private Boolean transactionPooling; // resolved lazily: null until first needed
+    /** emulate only: runs session-level calls; null in other modes or without a way to open it. */
+    private final LockHolder holder;
+    /** Calls that ran on the holder, for attribution at close. */
+    private final List<LockCall> emulatedCalls = new ArrayList<>(2);
 
-    ConnectionGuard(Connection raw, Settings settings) {
+    ConnectionGuard(Connection raw, Settings settings, HolderFactory holderFactory) {
         this.raw = raw;
         this.settings = settings;
         this.id = "lh-" + IDS.incrementAndGet();
         this.off = settings.mode() == Settings.Mode.OFF;
         this.alwaysCheck = !off && settings.leakCheck() == Settings.LeakCheck.ALWAYS;
+        this.holder = settings.mode() == Settings.Mode.EMULATE && holderFactory != null
+                ? new LockHolder(holderFactory, id, settings.lockTimeoutMillis()) : null;
         Events.registerMBeanOnce();
     }
 
@@ -85,6 +91,9 @@ final class ConnectionGuard {
             return PreparedPlan.unflagged(sql);
         }
         ScanResult scan = scan(sql);
+        if (emulates(scan)) {
+            return new PreparedPlan(sql, sql, java.util.Collections.emptyList(), scan);
+        }
         String sent = textToSend(sql, scan);
         if (sent != sql || !scan.hasSessionLevelCall()) {
             return new PreparedPlan(sql, sent, java.util.Collections.emptyList());
@@ -157,6 +166,56 @@ final class ConnectionGuard {
         return call.run(sent);
     }
 
+    /** emulate under transaction pooling, and a statement the holder can run (one statement, no writes). */
+    boolean emulates(ScanResult scan) throws SQLException {
+        return holder != null && LockPolicy.canEmulate(scan) && transactionPooling();
+    }
+
+    /** The holder's connection, for preparing emulated statements on it. */
+    Connection holderConnection() throws SQLException {
+        return holder.connection();
+    }
+
+    /** Runs an emulated execution on the holder and records it. */
+    <R> R runOnHolder(ScanResult scan, String sql, LockHolder.HolderCall<R> call) throws SQLException {
+        Throwable stack = CallSite.capture("session-level advisory lock call sent here");
+        for (AdvisoryCall c : scan.calls()) {
+            if (c.function().isSessionLevel()) {
+                emulatedCalls.add(new LockCall(c.function(), sql, c.argumentText(sql), stack));
+            }
+        }
+        if (emulatedCalls.size() > 64) {
+            emulatedCalls.subList(0, emulatedCalls.size() - 64).clear(); // attribution needs the recent ones only
+        }
+        publish(EventType.EMULATED, scan.firstSessionCall().function().sqlName(), null, null, sql,
+                "ran on the lock holder of " + id, stack);
+        return holder.run(scan, call);
+    }
+
+    /** Application close: the return check, then the holder lets go of everything (reported). */
+    void onClose() {
+        beforeReturn();
+        if (holder != null) {
+            List<HeldLock> held = holder.close();
+            if (!held.isEmpty()) {
+                List<LockCall> saved = new ArrayList<>(calls);
+                calls.clear();
+                calls.addAll(emulatedCalls);
+                report(held, "by the lock holder when the application connection closed");
+                calls.clear();
+                calls.addAll(saved);
+            }
+            emulatedCalls.clear();
+        }
+    }
+
+    /** Application abort: the holder goes too, its locks with it. */
+    void onAbort(java.util.concurrent.Executor executor) {
+        if (holder != null) {
+            holder.abort(executor);
+        }
+    }
+
     private void record(ScanResult scan, String sql, boolean txPool, boolean autoCommit) {
         Throwable stack = null;
         for (AdvisoryCall c : scan.calls()) {
@@ -172,10 +231,20 @@ final class ConnectionGuard {
             return; // session pooling or direct: session locks are legitimate
         }
         AdvisoryCall first = scan.firstSessionCall();
-        String fix = settings.mode() == Settings.Mode.REWRITE && autoCommit
-                ? " In autocommit it cannot be rewritten (an xact lock would end with the statement): mutual exclusion"
-                + " is lost. lockhygiene.mode=emulate keeps it; or take the lock inside a transaction."
-                : " Use pg_advisory_xact_lock inside a transaction, or lockhygiene.mode=rewrite / emulate.";
+        String fix;
+        if (settings.mode() == Settings.Mode.EMULATE) {
+            fix = holder == null
+                    ? " It cannot be emulated: this connection has no way to open a lock holder (it was not opened by the"
+                    + " LockHygiene driver or DataSource)."
+                    : " It cannot be emulated: the statement also changes data, locks rows or session state, or holds"
+                    + " several statements, so it cannot move to the lock holder; it runs as in detect. Take the lock"
+                    + " in a statement of its own.";
+        } else if (settings.mode() == Settings.Mode.REWRITE && autoCommit) {
+            fix = " In autocommit it cannot be rewritten (an xact lock would end with the statement): mutual exclusion"
+                    + " is lost. lockhygiene.mode=emulate keeps it; or take the lock inside a transaction.";
+        } else {
+            fix = " Use pg_advisory_xact_lock inside a transaction, or lockhygiene.mode=rewrite / emulate.";
+        }
         String message = "session-level " + first.function().sqlName() + " under transaction pooling at "
                 + CallSite.describe(stack) + ": the lock cannot outlive "
                 + (autoCommit ? "this autocommit statement" : "this transaction")

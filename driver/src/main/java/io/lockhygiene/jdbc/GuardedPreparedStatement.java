@@ -21,7 +21,15 @@ class GuardedPreparedStatement<T extends PreparedStatement> extends PreparedStat
 
     private boolean fast() throws SQLException {
         io.lockhygiene.events.Events.counters().statementSeen();
-        return !flagged && !guard.checksEveryStatement();
+        return !flagged && plan.emulated == null && !guard.checksEveryStatement();
+    }
+
+    /** A statement prepared on the lock holder runs there, under the holder's transaction rules. */
+    private <R> R slow(SqlCall<R> call) throws SQLException {
+        if (plan.emulated != null) {
+            return guard.runOnHolder(plan.emulated, plan.original, () -> call.run(plan.sent));
+        }
+        return guard.execute(plan.flagged, delegate, plan.sent, call);
     }
 
     @Override
@@ -29,7 +37,7 @@ class GuardedPreparedStatement<T extends PreparedStatement> extends PreparedStat
         if (fast()) {
             return wrap(delegate.executeQuery());
         }
-        return wrap(guard.execute(plan.flagged, delegate, plan.sent, s -> delegate.executeQuery()));
+        return wrap(slow(s -> delegate.executeQuery()));
     }
 
     @Override
@@ -37,7 +45,7 @@ class GuardedPreparedStatement<T extends PreparedStatement> extends PreparedStat
         if (fast()) {
             return delegate.executeUpdate();
         }
-        return guard.execute(plan.flagged, delegate, plan.sent, s -> delegate.executeUpdate());
+        return slow(s -> delegate.executeUpdate());
     }
 
     @Override
@@ -45,7 +53,7 @@ class GuardedPreparedStatement<T extends PreparedStatement> extends PreparedStat
         if (fast()) {
             return delegate.execute();
         }
-        return guard.execute(plan.flagged, delegate, plan.sent, s -> delegate.execute());
+        return slow(s -> delegate.execute());
     }
 
     @Override
@@ -53,7 +61,7 @@ class GuardedPreparedStatement<T extends PreparedStatement> extends PreparedStat
         if (fast()) {
             return delegate.executeLargeUpdate();
         }
-        return guard.execute(plan.flagged, delegate, plan.sent, s -> delegate.executeLargeUpdate());
+        return slow(s -> delegate.executeLargeUpdate());
     }
 
     @Override
@@ -62,5 +70,13 @@ class GuardedPreparedStatement<T extends PreparedStatement> extends PreparedStat
             addFlagged(plan.flagged.get(0));
         }
         delegate.addBatch();
+    }
+
+    @Override
+    public int[] executeBatch() throws SQLException {
+        if (plan.emulated != null) {
+            return slow(s -> delegate.executeBatch());
+        }
+        return super.executeBatch();
     }
 }

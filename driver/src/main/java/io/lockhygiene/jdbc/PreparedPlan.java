@@ -9,11 +9,18 @@ final class PreparedPlan {
     final String sent;
     /** Empty when executions need no work (no session-level call left in the text that is sent). */
     final List<Flagged> flagged;
+    /** emulate: the scan of a statement prepared on the lock holder; null otherwise. */
+    final io.lockhygiene.sql.ScanResult emulated;
 
     PreparedPlan(String original, String sent, List<Flagged> flagged) {
+        this(original, sent, flagged, null);
+    }
+
+    PreparedPlan(String original, String sent, List<Flagged> flagged, io.lockhygiene.sql.ScanResult emulated) {
         this.original = original;
         this.sent = sent;
         this.flagged = flagged;
+        this.emulated = emulated;
     }
 
     static PreparedPlan unflagged(String sql) {

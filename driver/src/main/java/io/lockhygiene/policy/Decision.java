@@ -10,7 +10,9 @@ public enum Decision {
     /** Run with session-level names spliced to their {@code _xact_} forms. */
     REWRITE(false),
     /** Refuse before anything is sent. */
-    REJECT(false);
+    REJECT(false),
+    /** Run on the connection's lock holder, which keeps a transaction (and so its server) while it holds locks. */
+    EMULATE(false);
 
     private final boolean wraps;
 

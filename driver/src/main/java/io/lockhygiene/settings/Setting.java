@@ -4,14 +4,17 @@ import java.util.Locale;
 
 /** Every configuration key LockHygiene knows, with its default and allowed values. */
 public enum Setting {
-    MODE("lockhygiene.mode", "detect", "detect|rewrite|strict|off",
+    MODE("lockhygiene.mode", "detect", "detect|rewrite|strict|emulate|off",
             "What to do with session-level advisory lock calls under transaction pooling"),
     POOL_MODE("lockhygiene.poolMode", "auto", "auto|transaction|session",
             "How the server is reached; auto treats any pooler as transaction pooling"),
     LEAK_CHECK("lockhygiene.leakCheck", "tracked", "tracked|always|never",
             "When to look for leaked session locks: after statements that touched them, always, or never"),
     LOG_SQL("lockhygiene.logSql", "truncate", "truncate|full|none",
-            "How much SQL text goes into logs and events (truncate: 200 characters)");
+            "How much SQL text goes into logs and events (truncate: 200 characters)"),
+    LOCK_TIMEOUT("lockhygiene.lockTimeout", "0", "0|<n>ms|<n>s|<n>m",
+            "emulate: longest wait of a blocking pg_advisory_lock before SQLState 55P03; 0 waits as long as"
+                    + " PostgreSQL would (forever)");
 
     public static final String PREFIX = "lockhygiene.";
 

@@ -5,7 +5,7 @@ import java.util.Locale;
 /** One connection's configuration, resolved once at connect time. Immutable. */
 public final class Settings {
 
-    public enum Mode { DETECT, REWRITE, STRICT, OFF }
+    public enum Mode { DETECT, REWRITE, STRICT, EMULATE, OFF }
 
     public enum PoolMode { AUTO, TRANSACTION, SESSION }
 
@@ -16,18 +16,29 @@ public final class Settings {
     /** Characters of SQL kept in logs and events with {@code logSql=truncate}. */
     public static final int TRUNCATE_AT = 200;
 
-    public static final Settings DEFAULTS = new Settings(Mode.DETECT, PoolMode.AUTO, LeakCheck.TRACKED, LogSql.TRUNCATE);
+    public static final Settings DEFAULTS = new Settings(Mode.DETECT, PoolMode.AUTO, LeakCheck.TRACKED, LogSql.TRUNCATE, 0);
 
     private final Mode mode;
     private final PoolMode poolMode;
     private final LeakCheck leakCheck;
     private final LogSql logSql;
+    private final long lockTimeoutMillis;
 
     public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql) {
+        this(mode, poolMode, leakCheck, logSql, 0);
+    }
+
+    public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql, long lockTimeoutMillis) {
         this.mode = mode;
         this.poolMode = poolMode;
         this.leakCheck = leakCheck;
         this.logSql = logSql;
+        this.lockTimeoutMillis = lockTimeoutMillis;
+    }
+
+    /** emulate: how long a blocking lock call may wait; 0 means no limit (as PostgreSQL itself). */
+    public long lockTimeoutMillis() {
+        return lockTimeoutMillis;
     }
 
     public Mode mode() {
@@ -65,7 +76,8 @@ public final class Settings {
     @Override
     public String toString() {
         return "lockhygiene.mode=" + lower(mode) + ", lockhygiene.poolMode=" + lower(poolMode)
-                + ", lockhygiene.leakCheck=" + lower(leakCheck) + ", lockhygiene.logSql=" + lower(logSql);
+                + ", lockhygiene.leakCheck=" + lower(leakCheck) + ", lockhygiene.logSql=" + lower(logSql)
+                + ", lockhygiene.lockTimeout=" + lockTimeoutMillis + "ms";
     }
 
     static String lower(Enum<?> e) {

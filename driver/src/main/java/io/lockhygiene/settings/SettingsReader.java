@@ -34,7 +34,41 @@ public final class SettingsReader {
                 parse(Settings.Mode.class, Setting.MODE, connectionKeys, system, env),
                 parse(Settings.PoolMode.class, Setting.POOL_MODE, connectionKeys, system, env),
                 parse(Settings.LeakCheck.class, Setting.LEAK_CHECK, connectionKeys, system, env),
-                parse(Settings.LogSql.class, Setting.LOG_SQL, connectionKeys, system, env));
+                parse(Settings.LogSql.class, Setting.LOG_SQL, connectionKeys, system, env),
+                parseMillis(Setting.LOCK_TIMEOUT, connectionKeys, system, env));
+    }
+
+    /** "0", "250ms", "30s", "2m"; a bare number is milliseconds. */
+    private static long parseMillis(Setting setting, Map<String, String> connectionKeys, Properties system,
+                                    Function<String, String> env) {
+        String[] found = lookup(setting, connectionKeys, system, env);
+        if (found == null) {
+            return Long.parseLong(setting.defaultValue());
+        }
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\s*(\\d{1,12})\\s*(ms|s|m)?\\s*")
+                .matcher(found[0].toLowerCase(Locale.ROOT));
+        if (!m.matches()) {
+            throw new IllegalArgumentException("Bad value '" + found[0] + "' for " + setting.key() + " (from " + found[1]
+                    + "); allowed: a duration such as 0, 500ms, 30s or 5m");
+        }
+        long n = Long.parseLong(m.group(1));
+        String unit = m.group(2) == null ? "ms" : m.group(2);
+        return "m".equals(unit) ? n * 60_000 : "s".equals(unit) ? n * 1_000 : n;
+    }
+
+    /** The value and where it came from, highest source first; null when unset everywhere. */
+    private static String[] lookup(Setting setting, Map<String, String> connectionKeys, Properties system,
+                                   Function<String, String> env) {
+        String value = connectionKeys.get(setting.key());
+        if (value != null) {
+            return new String[] {value, "the connection URL or Properties"};
+        }
+        value = system.getProperty(setting.key());
+        if (value != null) {
+            return new String[] {value, "system property " + setting.key()};
+        }
+        value = env.apply(setting.envName());
+        return value == null ? null : new String[] {value, "environment variable " + setting.envName()};
     }
 
     /** From system properties and the environment alone (the DataSource wrapper, the agent). */
@@ -55,19 +89,12 @@ public final class SettingsReader {
 
     private static <E extends Enum<E>> E parse(Class<E> type, Setting setting, Map<String, String> connectionKeys,
                                                Properties system, Function<String, String> env) {
-        String value = connectionKeys.get(setting.key());
-        String source = "the connection URL or Properties";
-        if (value == null) {
-            value = system.getProperty(setting.key());
-            source = "system property " + setting.key();
-        }
-        if (value == null) {
-            value = env.apply(setting.envName());
-            source = "environment variable " + setting.envName();
-        }
-        if (value == null) {
+        String[] found = lookup(setting, connectionKeys, system, env);
+        if (found == null) {
             return Enum.valueOf(type, setting.defaultValue().toUpperCase(Locale.ROOT));
         }
+        String value = found[0];
+        String source = found[1];
         String normal = value.trim().toUpperCase(Locale.ROOT);
         for (E e : type.getEnumConstants()) {
             if (e.name().equals(normal)) {

@@ -6,16 +6,20 @@ import java.util.List;
 /** What the scanner found in one SQL text. Immutable once built; safe to cache and share. */
 public final class ScanResult {
     /** The verdict for the overwhelming majority of statements: nothing of interest. */
-    public static final ScanResult NOTHING = new ScanResult(Collections.emptyList(), false);
+    public static final ScanResult NOTHING = new ScanResult(Collections.emptyList(), false, false, 1);
 
     private final List<AdvisoryCall> calls;
     private final boolean skipLocked;
     private final boolean sessionLevel;
     private final boolean sessionAcquire;
+    private final boolean writes;
+    private final int statements;
 
-    ScanResult(List<AdvisoryCall> calls, boolean skipLocked) {
+    ScanResult(List<AdvisoryCall> calls, boolean skipLocked, boolean writes, int statements) {
         this.calls = Collections.unmodifiableList(calls);
         this.skipLocked = skipLocked;
+        this.writes = writes;
+        this.statements = statements;
         boolean session = false;
         boolean acquire = false;
         for (AdvisoryCall c : calls) {
@@ -46,6 +50,29 @@ public final class ScanResult {
     /** True when {@code SKIP LOCKED} appears outside strings and comments. */
     public boolean hasSkipLocked() {
         return skipLocked;
+    }
+
+    /**
+     * True when the text has a keyword of a data, schema, transaction or session change, or a row lock
+     * (INSERT, UPDATE, DELETE, MERGE, CREATE, SET, FOR UPDATE/SHARE, DO, CALL, COPY, ...).
+     */
+    public boolean hasWrites() {
+        return writes;
+    }
+
+    /** Number of non-empty statements separated by semicolons. */
+    public int statementCount() {
+        return statements;
+    }
+
+    /** True when a blocking (non-try) session-level lock is taken. */
+    public boolean hasBlockingAcquire() {
+        for (AdvisoryCall c : calls) {
+            if (c.function().isSessionLevel() && c.function().isAcquire() && !c.function().isTry()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The first session-level call, for messages. */

@@ -83,6 +83,9 @@ public final class SqlScanner {
         private int depth;
         private boolean skipLocked;
         private boolean prevWasSkip;
+        private boolean writes;
+        private int statements;
+        private boolean tokensInStatement;
         // the last four significant tokens: enough for [before] schema . name (
         private Tok t1 = Tok.END;
         private int t1Start;
@@ -110,7 +113,11 @@ public final class SqlScanner {
             tok = Tok.END;
             tokStart = tokEnd = len;
             onToken();
-            return calls.isEmpty() && !skipLocked ? ScanResult.NOTHING : new ScanResult(calls, skipLocked);
+            if (tokensInStatement) {
+                statements++;
+            }
+            return calls.isEmpty() && !skipLocked ? ScanResult.NOTHING
+                    : new ScanResult(calls, skipLocked, writes, statements);
         }
 
         private void onToken() {
@@ -129,6 +136,9 @@ public final class SqlScanner {
                     innermost.argToken();
                 }
             }
+            if (tok != Tok.SEMI && tok != Tok.END) {
+                tokensInStatement = true;
+            }
             switch (tok) {
                 case LPAREN:
                     onOpenParen();
@@ -139,6 +149,10 @@ public final class SqlScanner {
                 case SEMI:
                     depth = 0;
                     selectList[0] = false;
+                    if (tokensInStatement) {
+                        statements++;
+                        tokensInStatement = false;
+                    }
                     break;
                 case IDENT:
                     onKeyword();
@@ -211,10 +225,40 @@ public final class SqlScanner {
                     || isWord("for") || isWord("returning") || isWord("values") || isWord("fetch")) {
                 selectList[depth] = false;
             }
+            if (!writes && isWriteKeyword()) {
+                writes = true;
+            }
             if (prevWasSkip && isWord("locked")) {
                 skipLocked = true;
             }
             prevWasSkip = isWord("skip");
+        }
+
+        /**
+         * Keywords of statements that change data, schema or session state, and of row locks
+         * (FOR UPDATE / SHARE): a statement with one of these cannot run on a lock holder.
+         */
+        private boolean isWriteKeyword() {
+            switch (tokEnd - tokStart) {
+                case 2:
+                    return isWord("do");
+                case 3:
+                    return isWord("set");
+                case 4:
+                    return isWord("call") || isWord("copy") || isWord("drop") || isWord("lock");
+                case 5:
+                    return isWord("alter") || isWord("grant") || isWord("merge") || isWord("reset")
+                            || isWord("share") || isWord("begin");
+                case 6:
+                    return isWord("insert") || isWord("update") || isWord("delete") || isWord("create")
+                            || isWord("revoke") || isWord("vacuum") || isWord("commit") || isWord("notify");
+                case 7:
+                    return isWord("refresh") || isWord("comment") || isWord("cluster") || isWord("reindex");
+                case 8:
+                    return isWord("truncate") || isWord("rollback");
+                default:
+                    return false;
+            }
         }
 
         /** The token after a select-list call's ')' ends the item: no alias, no operator follows. */

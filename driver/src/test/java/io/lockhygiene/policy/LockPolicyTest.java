@@ -25,6 +25,12 @@ class LockPolicyTest {
             "SELECT pg_advisory_lock(1)            , false, false, REWRITE, PASS",
             "SELECT pg_advisory_xact_lock(1)       , true  , false, STRICT , PASS",
             "SELECT 'pg_advisory_lock(1)'          , true  , true , STRICT , PASS",
+            "SELECT pg_try_advisory_lock(1)        , true  , true , EMULATE, EMULATE",
+            "SELECT pg_advisory_unlock_all()       , true  , false, EMULATE, EMULATE",
+            "SELECT pg_try_advisory_lock(id) FROM jobs WHERE state = 1 LIMIT 1, true, true, EMULATE, EMULATE",
+            "SELECT pg_try_advisory_lock(id) FROM jobs FOR UPDATE, true, true, EMULATE, WRAP_IN_TRANSACTION",
+            "INSERT INTO log SELECT pg_advisory_lock(1), true  , false, EMULATE, PASS",
+            "SELECT pg_advisory_lock(1)            , false, true , EMULATE, PASS",
     })
     void table(String sql, boolean txPool, boolean autoCommit, Mode mode, Decision expected) {
         assertEquals(expected, LockPolicy.decide(SqlScanner.scan(sql), txPool, autoCommit, mode));

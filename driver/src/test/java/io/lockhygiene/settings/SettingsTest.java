@@ -52,7 +52,7 @@ class SettingsTest {
         assertTrue(e.getMessage().contains("lockhygiene.mdoe") && e.getMessage().contains("lockhygiene.mode"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
                 () -> SettingsReader.read(Map.of("lockhygiene.mode", "loud"), new Properties(), k -> null));
-        assertTrue(e.getMessage().contains("'loud'") && e.getMessage().contains("detect, rewrite, strict, off"), e.getMessage());
+        assertTrue(e.getMessage().contains("'loud'") && e.getMessage().contains("detect, rewrite, strict, emulate, off"), e.getMessage());
         Properties system = new Properties();
         system.setProperty("lockhygiene.bogus", "1");
         assertThrows(IllegalArgumentException.class, () -> SettingsReader.read(Map.of(), system, k -> null));

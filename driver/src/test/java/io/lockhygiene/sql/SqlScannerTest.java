@@ -144,4 +144,17 @@ class SqlScannerTest {
         String comments = "/*".repeat(200_000);
         assertEquals(0, SqlScanner.scan(comments).calls().size());
     }
+
+    @Test
+    void writesAndStatementCounts() {
+        assertFalse(SqlScanner.scan("SELECT pg_try_advisory_lock(id) FROM jobs WHERE state = 'new' LIMIT 1").hasWrites());
+        assertTrue(SqlScanner.scan("WITH x AS (SELECT pg_advisory_lock(1)) UPDATE t SET a = 1").hasWrites());
+        assertTrue(SqlScanner.scan("SELECT pg_advisory_lock(id) FROM jobs FOR UPDATE").hasWrites());
+        assertTrue(SqlScanner.scan("INSERT INTO t SELECT pg_advisory_lock(1)").hasWrites());
+        assertFalse(SqlScanner.scan("SELECT pg_advisory_lock(1) -- then update").hasWrites());
+        assertEquals(1, SqlScanner.scan("SELECT pg_advisory_lock(1);").statementCount());
+        assertEquals(2, SqlScanner.scan("SELECT pg_advisory_lock(1); SELECT 2").statementCount());
+        assertTrue(SqlScanner.scan("SELECT pg_advisory_lock(1)").hasBlockingAcquire());
+        assertFalse(SqlScanner.scan("SELECT pg_try_advisory_lock(1)").hasBlockingAcquire());
+    }
 }

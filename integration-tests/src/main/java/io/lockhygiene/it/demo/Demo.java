@@ -33,7 +33,8 @@ public final class Demo {
             },
             lockHygiene("detect"),
             lockHygiene("rewrite"),
-            lockHygiene("strict"));
+            lockHygiene("strict"),
+            lockHygiene("emulate"));
 
     static Client lockHygiene(String mode) {
         return new Client() {

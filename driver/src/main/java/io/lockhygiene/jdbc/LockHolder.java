@@ -1,0 +1,253 @@
+package io.lockhygiene.jdbc;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+
+import io.lockhygiene.leak.HeldLock;
+import io.lockhygiene.leak.LeakCheckSql;
+import io.lockhygiene.sql.ScanResult;
+import org.postgresql.core.BaseConnection;
+import org.postgresql.core.TransactionState;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The lock holder of one application connection (lockhygiene.mode=emulate under transaction pooling).
+ * Session-level lock and unlock calls run here, as real session locks on the holder's backend, so
+ * PostgreSQL itself does the stacking, shared versus exclusive, try results and per-key unlocks. While
+ * the holder holds any lock it keeps a transaction open, which is what pins its server behind a
+ * transaction pooler; when it holds nothing it commits, after checking pg_locks on that very backend,
+ * so the server goes back to the pool clean.
+ *
+ * <p>Waiting never pins a server: a blocking {@code pg_advisory_lock} is tried with a 1 ms
+ * {@code lock_timeout} inside a savepoint, and between tries the holder lets its server go (unless it
+ * holds other locks) and backs off, up to {@code lockhygiene.lockTimeout}.
+ */
+final class LockHolder {
+    private static final Logger LOG = LoggerFactory.getLogger("io.lockhygiene");
+    static final String LOCK_NOT_AVAILABLE = "55P03";
+    private static final String COUNT = "SELECT (SELECT count(*) FROM pg_catalog.pg_locks WHERE locktype = 'advisory'"
+            + " AND pid = pg_catalog.pg_backend_pid()),"
+            // The holder's transaction must outlive server-side idle_in_transaction_session_timeout: set it off
+            // for this transaction only, in the same round trip.
+            + " pg_catalog.set_config('idle_in_transaction_session_timeout', '0', true)";
+
+    private final HolderFactory factory;
+    private final String ownerId;
+    private final long lockTimeoutMillis;
+    private Connection connection;
+    private boolean holding;
+
+    LockHolder(HolderFactory factory, String ownerId, long lockTimeoutMillis) {
+        this.factory = factory;
+        this.ownerId = ownerId;
+        this.lockTimeoutMillis = lockTimeoutMillis;
+    }
+
+    /** The holder's pgjdbc connection, opened on first use (autocommit off). */
+    Connection connection() throws SQLException {
+        if (connection == null || connection.isClosed()) {
+            Connection c = factory.open();
+            c.setAutoCommit(false);
+            connection = c;
+            holding = false;
+            LOG.debug("LockHygiene: {} opened its lock holder", ownerId);
+        }
+        return connection;
+    }
+
+    boolean isHolding() {
+        return holding;
+    }
+
+    /**
+     * Runs one emulated execution on the holder.
+     *
+     * @param call runs the application's statement on a statement of {@link #connection()}
+     */
+    <R> R run(ScanResult scan, HolderCall<R> call) throws SQLException {
+        connection();
+        if (scan.hasBlockingAcquire()) {
+            return acquireBlocking(scan, call);
+        }
+        boolean wasHolding = holding;
+        if (wasHolding) {
+            execute("SAVEPOINT lockhygiene_stmt"); // a failing statement must not end the pinning transaction
+        }
+        R result;
+        try {
+            result = call.run();
+        } catch (SQLException | RuntimeException e) {
+            recoverFrom(e, wasHolding, "lockhygiene_stmt");
+            throw e;
+        }
+        settle();
+        return result;
+    }
+
+    private <R> R acquireBlocking(ScanResult scan, HolderCall<R> call) throws SQLException {
+        long start = System.nanoTime();
+        long backoff = 2;
+        while (true) {
+            execute("SAVEPOINT lockhygiene_wait; SET LOCAL lock_timeout = '1ms'");
+            try {
+                R result = call.run();
+                execute("RELEASE SAVEPOINT lockhygiene_wait; SET LOCAL lock_timeout TO DEFAULT;"
+                        + " SET LOCAL idle_in_transaction_session_timeout = 0");
+                holding = true;
+                if (releases(scan)) {
+                    settle(); // the same statement also unlocked something
+                }
+                return result;
+            } catch (SQLException e) {
+                if (!LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                    recoverFrom(e, true, "lockhygiene_wait");
+                    throw e;
+                }
+                try {
+                    execute("ROLLBACK TO SAVEPOINT lockhygiene_wait");
+                    if (!holding) {
+                        connection.commit(); // wait without pinning a pooled server
+                    }
+                } catch (SQLException ours) {
+                    e.addSuppressed(ours);
+                    throw e;
+                }
+            }
+            long waited = (System.nanoTime() - start) / 1_000_000;
+            if (lockTimeoutMillis > 0 && waited >= lockTimeoutMillis) {
+                throw new SQLException("LockHygiene (lockhygiene.mode=emulate): advisory lock not available after "
+                        + waited + " ms (lockhygiene.lockTimeout=" + lockTimeoutMillis + "ms)", LOCK_NOT_AVAILABLE);
+            }
+            sleep(backoff + ThreadLocalRandom.current().nextLong(backoff + 1));
+            backoff = Math.min(backoff * 2, 50);
+        }
+    }
+
+    private static boolean releases(ScanResult scan) {
+        for (io.lockhygiene.sql.AdvisoryCall c : scan.calls()) {
+            if (c.function().isSessionLevel() && !c.function().isAcquire()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * After a statement: does the holder hold anything? Asked on its own backend, in its own transaction;
+     * if nothing, COMMIT lets the server go back to the pool clean.
+     */
+    private void settle() throws SQLException {
+        long count;
+        try (Statement s = connection.createStatement(); ResultSet rs = s.executeQuery(COUNT)) {
+            rs.next();
+            count = rs.getLong(1);
+        }
+        holding = count > 0;
+        if (!holding) {
+            connection.commit();
+        }
+    }
+
+    /**
+     * A failed statement: back to the savepoint when we hold locks (they and the pinning transaction
+     * survive); otherwise end the transaction and release whatever the failed statement may have taken,
+     * in the same round trip as the ROLLBACK so it runs on the same backend.
+     */
+    private void recoverFrom(Exception appFailure, boolean toSavepoint, String savepoint) {
+        try {
+            if (toSavepoint && holding) {
+                execute("ROLLBACK TO SAVEPOINT " + savepoint);
+            } else if (transactionState() != TransactionState.IDLE) {
+                execute("ROLLBACK; " + LeakCheckSql.RELEASE);
+                holding = false;
+            }
+        } catch (SQLException | RuntimeException ours) {
+            appFailure.addSuppressed(ours);
+        }
+    }
+
+    /**
+     * Releases everything at application close and says what was still held. Never throws: the holder's
+     * server is let go either way (closing mid-transaction makes PgBouncer drop it).
+     */
+    List<HeldLock> close() {
+        List<HeldLock> held = new ArrayList<>();
+        if (connection == null) {
+            return held;
+        }
+        try {
+            if (!connection.isClosed() && transactionState() != TransactionState.IDLE) {
+                try (Statement s = connection.createStatement()) {
+                    boolean rs = s.execute(LeakCheckSql.LIST + "; " + LeakCheckSql.RELEASE + "; ROLLBACK");
+                    if (rs) {
+                        try (ResultSet r = s.getResultSet()) {
+                            while (r.next()) {
+                                held.add(new HeldLock(r.getLong(1), r.getLong(2), r.getInt(3), r.getString(4), r.getInt(5)));
+                            }
+                        }
+                    }
+                }
+            }
+        } catch (SQLException | RuntimeException e) {
+            LOG.warn("LockHygiene: {} could not release its lock holder's locks cleanly ({}); closing it, which makes the"
+                    + " pooler drop that server and PostgreSQL release them", ownerId, e.toString());
+        } finally {
+            closeQuietly();
+        }
+        return held;
+    }
+
+    void abort(java.util.concurrent.Executor executor) {
+        if (connection == null) {
+            return;
+        }
+        try {
+            connection.abort(executor);
+        } catch (SQLException | RuntimeException e) {
+            closeQuietly();
+        }
+        connection = null;
+        holding = false;
+    }
+
+    private void closeQuietly() {
+        try {
+            connection.close();
+        } catch (SQLException | RuntimeException ignored) {
+            // already gone
+        }
+        connection = null;
+        holding = false;
+    }
+
+    private void execute(String sql) throws SQLException {
+        try (Statement s = connection.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    private TransactionState transactionState() throws SQLException {
+        return connection.unwrap(BaseConnection.class).getTransactionState();
+    }
+
+    private static void sleep(long millis) throws SQLException {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SQLException("LockHygiene: interrupted while waiting for an advisory lock", "57014", e);
+        }
+    }
+
+    /** One execution on a holder statement. */
+    @FunctionalInterface
+    interface HolderCall<R> {
+        R run() throws SQLException;
+    }
+}
