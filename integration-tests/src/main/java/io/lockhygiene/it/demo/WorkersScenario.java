@@ -20,8 +20,15 @@ import io.lockhygiene.it.bed.BedAdmin;
  */
 public final class WorkersScenario {
 
-    /** How hard to push: the brief used 8 workers x 60 tries. */
-    public record Config(int workers, int tries, int jobMillis, int pauseMillis) {
+    /**
+     * How hard to push: the brief used 8 workers x 60 tries. {@code blocking}: workers wait with
+     * {@code pg_advisory_lock} instead of trying with {@code pg_try_advisory_lock}.
+     */
+    public record Config(int workers, int tries, int jobMillis, int pauseMillis, boolean blocking) {
+        public Config(int workers, int tries, int jobMillis, int pauseMillis) {
+            this(workers, tries, jobMillis, pauseMillis, false);
+        }
+
         public static Config standard() {
             return new Config(8, 60, 20, 5);
         }
@@ -81,7 +88,14 @@ public final class WorkersScenario {
         try (Connection c = source.open(); Statement s = c.createStatement()) {
             for (int i = 0; i < config.tries(); i++) {
                 try {
-                    if (!bool(s, "SELECT pg_try_advisory_lock(" + key + ")")) {
+                    boolean got;
+                    if (config.blocking()) {
+                        s.execute("SELECT pg_advisory_lock(" + key + ")");
+                        got = true;
+                    } else {
+                        got = bool(s, "SELECT pg_try_advisory_lock(" + key + ")");
+                    }
+                    if (!got) {
                         skipped.incrementAndGet();
                     } else {
                         long begin = System.nanoTime();
