@@ -51,6 +51,8 @@ final class ConnectionGuard {
     private final LockHolder holder;
     /** Calls that ran on the holder, for attribution at close. */
     private final List<LockCall> emulatedCalls = new ArrayList<>(2);
+    /** emulate: calls that ran inside the application's own transaction, whose locks move to the holder. */
+    private final List<LockCall> adoptable = new ArrayList<>(2);
 
     ConnectionGuard(Connection raw, Settings settings, HolderFactory holderFactory) {
         this.raw = raw;
@@ -168,7 +170,18 @@ final class ConnectionGuard {
 
     /** emulate under transaction pooling, and a statement the holder can run (one statement, no writes). */
     boolean emulates(ScanResult scan) throws SQLException {
-        return holder != null && LockPolicy.canEmulate(scan) && transactionPooling();
+        return holder != null && LockPolicy.canEmulate(scan) && transactionPooling() && !adoptsInTransaction();
+    }
+
+    /**
+     * Inside a transaction the application already holds a server for, while the holder holds nothing, a
+     * session-level call runs on the application's own backend, exactly as PostgreSQL would: it needs no
+     * second server (so transactions that wait for a lock cannot starve the pool of the servers the
+     * holders need), and lock and unlock in one transaction stay there. A lock still held when that
+     * transaction ends is moved to the holder (see endTransaction).
+     */
+    private boolean adoptsInTransaction() throws SQLException {
+        return !holder.isHolding() && transactionState() != TransactionState.IDLE;
     }
 
     /** The holder's connection, for preparing emulated statements on it. */
@@ -190,6 +203,32 @@ final class ConnectionGuard {
         publish(EventType.EMULATED, scan.firstSessionCall().function().sqlName(), null, null, sql,
                 "ran on the lock holder of " + id, stack);
         return holder.run(scan, call);
+    }
+
+    /**
+     * emulate: locks this connection took inside its transaction and still held at its end were just
+     * released with the transaction's end (on the backend that held them); the holder takes them again.
+     * Between the two another client can take the key: said at WARN. Returns the locks left to report
+     * (inherited ones, which are not ours to keep).
+     */
+    private List<HeldLock> adoptByHolder(List<HeldLock> held, String command) {
+        List<HeldLock> notOurs = new ArrayList<>();
+        for (HeldLock lock : held) {
+            if (Attribution.takerOf(lock, adoptable) == null) {
+                notOurs.add(lock);
+                continue;
+            }
+            try {
+                holder.adopt(lock);
+                LOG.warn("LockHygiene: {} still held session advisory lock {} ({}) at {} of the transaction that took it;"
+                        + " the lock holder took it over (between release and re-acquisition another client could take"
+                        + " the key). Take such locks outside the transaction, or release them before it ends.",
+                        id, lock.key(), lock.mode(), command);
+            } catch (SQLException | RuntimeException e) {
+                checkFailed("while moving lock " + lock.key() + " to the lock holder", e);
+            }
+        }
+        return notOurs;
     }
 
     /** Application close: the return check, then the holder lets go of everything (reported). */
@@ -249,10 +288,25 @@ final class ConnectionGuard {
                 + CallSite.describe(stack) + ": the lock cannot outlive "
                 + (autoCommit ? "this autocommit statement" : "this transaction")
                 + "; LockHygiene releases it at transaction end so no other client inherits it." + fix;
+        if (holder != null && LockPolicy.canEmulate(scan)) {
+            // emulate, inside the application's own transaction: legitimate, and handled at its end
+            adoptable.addAll(calls.subList(calls.size() - countSessionCalls(scan), calls.size()));
+            LOG.debug("LockHygiene: {} ran {} inside its own transaction; a lock still held at its end moves to the"
+                    + " lock holder", id, first.function().sqlName());
+            return;
+        }
         if (WARNINGS.allow("d:" + sql)) {
             LOG.warn("LockHygiene: {} SQL: {}", message, settings.loggable(sql));
         }
         publish(EventType.SESSION_LOCK_CALL, first.function().sqlName(), null, null, sql, message, stack);
+    }
+
+    private static int countSessionCalls(ScanResult scan) {
+        int n = 0;
+        for (AdvisoryCall c : scan.calls()) {
+            n += c.function().isSessionLevel() ? 1 : 0;
+        }
+        return n;
     }
 
     /** Autocommit under transaction pooling: BEGIN + statement, then COMMIT + check in one round trip. */
@@ -327,6 +381,7 @@ final class ConnectionGuard {
             }
             if (transactionPooling != null && transactionPooling) {
                 calls.clear();
+                adoptable.clear();
             }
             return;
         }
@@ -337,7 +392,12 @@ final class ConnectionGuard {
             held = readHeldLocks(s, s.execute(LeakCheckSql.atTransactionEnd(command)));
         } catch (SQLException | RuntimeException e) {
             calls.clear(); // the transaction is over either way
+            adoptable.clear();
             throw e;
+        }
+        if (!adoptable.isEmpty()) {
+            held = adoptByHolder(held, command);
+            adoptable.clear();
         }
         report(held, "at " + command + " under transaction pooling");
         calls.clear();

@@ -1,0 +1,101 @@
+package io.lockhygiene.it.emulate;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+
+import javax.sql.DataSource;
+
+import io.lockhygiene.LockHygieneDataSource;
+import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.bed.TestBedExtension;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
+import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * Several Flyway migrators started at once through the transaction-mode PgBouncer with
+ * postgresql.transactional.lock=false (session pg_try_advisory_lock + pg_advisory_unlock).
+ */
+@ExtendWith(TestBedExtension.class)
+class FlywayMigratorsTest {
+    private static final int MIGRATORS = 8;
+    private final TestBed bed = TestBed.shared();
+
+    private PGSimpleDataSource simple() {
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setURL(bed.url(Route.TRANSACTION_POOL));
+        ds.setUser(bed.endpoints().user());
+        ds.setPassword(bed.endpoints().password());
+        return ds;
+    }
+
+    private List<String> migrateAtOnce(DataSource ds, String schema) throws InterruptedException {
+        List<String> failures = Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < MIGRATORS; i++) {
+            Thread t = new Thread(() -> {
+                try {
+                    FluentConfiguration config = Flyway.configure().dataSource(ds).schemas(schema)
+                            .locations("classpath:db/lhtest");
+                    config.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
+                    Flyway fw = config.load();
+                    start.await();
+                    fw.migrate();
+                } catch (Exception e) {
+                    failures.add(e.getClass().getSimpleName() + ": " + e.getMessage());
+                }
+            }, "migrator-" + i);
+            threads.add(t);
+            t.start();
+        }
+        start.countDown();
+        for (Thread t : threads) {
+            t.join(120_000);
+        }
+        return failures;
+    }
+
+    private int count(String sql) throws SQLException {
+        try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
+    @Test
+    void everyMigrationIsAppliedExactlyOnceUnderEmulate() throws Exception {
+        List<String> plainFailures = migrateAtOnce(simple(), "fw_many_plain");
+        int plainLeft = bed.admin().heldAdvisoryLocks().size();
+        System.out.println("[flyway] plain pgjdbc, " + MIGRATORS + " migrators: " + plainFailures.size()
+                + " failed, " + plainLeft + " lock(s) left held; first failure: "
+                + (plainFailures.isEmpty() ? "none" : plainFailures.get(0)));
+        assertTrue(!plainFailures.isEmpty() || plainLeft > 0, "control: plain pgjdbc breaks under transaction pooling");
+        for (var l : bed.admin().heldAdvisoryLocks()) {
+            bed.admin().terminateHoldersOf(l.key());
+        }
+
+        Properties emulate = new Properties();
+        emulate.setProperty("lockhygiene.mode", "emulate");
+        List<String> failures = migrateAtOnce(new LockHygieneDataSource(simple(), emulate), "fw_many_emulate");
+        System.out.println("[flyway] lockhygiene emulate, " + MIGRATORS + " migrators: " + failures.size() + " failed");
+        assertEquals(List.of(), failures);
+        assertEquals(2, count("SELECT count(*) FROM fw_many_emulate.applied_once"), "each migration ran once");
+        assertEquals(2, count("SELECT count(*) FROM fw_many_emulate.flyway_schema_history WHERE success AND version IS NOT NULL"));
+        assertEquals(List.of(), bed.admin().heldAdvisoryLocks(), "no lock left behind");
+    }
+}
