@@ -161,6 +161,16 @@ class TransparencyTest {
     }
 
     @Test
+    void countersAreOnJmx() throws Exception {
+        try (Connection c = lh(); Statement s = c.createStatement()) {
+            s.execute("SELECT 1");
+        }
+        javax.management.MBeanServer server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+        Object seen = server.getAttribute(new javax.management.ObjectName("io.lockhygiene:type=LockHygiene"), "StatementsSeen");
+        assertTrue(((Long) seen) > 0, "StatementsSeen over JMX: " + seen);
+    }
+
+    @Test
     void offModeHandsOutPgjdbcItself() throws Exception {
         try (Connection c = bed.connectLockHygiene(Route.DIRECT, "lockhygiene.mode=off")) {
             assertTrue(c instanceof PGConnection);
