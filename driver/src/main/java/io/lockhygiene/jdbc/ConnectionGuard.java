@@ -21,9 +21,6 @@ import io.lockhygiene.settings.Settings;
 import io.lockhygiene.sql.AdvisoryCall;
 import io.lockhygiene.sql.ScanResult;
 import io.lockhygiene.sql.SqlRewriter;
-import org.postgresql.PGConnection;
-import org.postgresql.core.BaseConnection;
-import org.postgresql.core.TransactionState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -181,7 +178,7 @@ final class ConnectionGuard {
      * transaction ends is moved to the holder (see endTransaction).
      */
     private boolean adoptsInTransaction() throws SQLException {
-        return !holder.isHolding() && transactionState() != TransactionState.IDLE;
+        return !holder.isHolding() && Pgjdbc.inTransaction(raw);
     }
 
     /** The holder's connection, for preparing emulated statements on it. */
@@ -367,14 +364,14 @@ final class ConnectionGuard {
     }
 
     private void endTransaction(String command, boolean ours) throws SQLException {
-        if (!checkAtTransactionEnd() || transactionState() == TransactionState.IDLE) {
+        if (!checkAtTransactionEnd() || !Pgjdbc.inTransaction(raw)) {
             if (!ours) {
                 if ("COMMIT".equals(command)) {
                     raw.commit();
                 } else {
                     raw.rollback();
                 }
-            } else if (transactionState() != TransactionState.IDLE) {
+            } else if (Pgjdbc.inTransaction(raw)) {
                 try (Statement s = raw.createStatement()) {
                     s.execute(command);
                 }
@@ -419,7 +416,7 @@ final class ConnectionGuard {
                 calls.clear();
                 return; // checked at every transaction end; between transactions no backend is ours
             }
-            if (transactionState() != TransactionState.IDLE) {
+            if (Pgjdbc.inTransaction(raw)) {
                 LOG.debug("LockHygiene: {} returned inside an open transaction; its locks cannot be told apart from"
                         + " transaction-level ones, so the return check is skipped", id);
                 return;
@@ -531,7 +528,7 @@ final class ConnectionGuard {
     }
 
     private Boolean detectPooler() throws SQLException {
-        int announced = raw.unwrap(PGConnection.class).getBackendPID();
+        int announced = Pgjdbc.backendPid(raw);
         try (Statement s = raw.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_catalog.pg_backend_pid()")) {
             rs.next();
             boolean pooler = rs.getInt(1) != announced;
@@ -547,7 +544,4 @@ final class ConnectionGuard {
         }
     }
 
-    private TransactionState transactionState() throws SQLException {
-        return raw.unwrap(BaseConnection.class).getTransactionState();
-    }
 }

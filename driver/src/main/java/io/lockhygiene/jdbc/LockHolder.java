@@ -11,8 +11,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import io.lockhygiene.leak.HeldLock;
 import io.lockhygiene.leak.LeakCheckSql;
 import io.lockhygiene.sql.ScanResult;
-import org.postgresql.core.BaseConnection;
-import org.postgresql.core.TransactionState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -163,7 +161,7 @@ final class LockHolder {
         try {
             if (toSavepoint && holding) {
                 execute("ROLLBACK TO SAVEPOINT " + savepoint);
-            } else if (transactionState() != TransactionState.IDLE) {
+            } else if (Pgjdbc.inTransaction(connection)) {
                 execute("ROLLBACK; " + LeakCheckSql.RELEASE);
                 holding = false;
             }
@@ -193,7 +191,7 @@ final class LockHolder {
             return held;
         }
         try {
-            if (!connection.isClosed() && transactionState() != TransactionState.IDLE) {
+            if (!connection.isClosed() && Pgjdbc.inTransaction(connection)) {
                 try (Statement s = connection.createStatement()) {
                     boolean rs = s.execute(LeakCheckSql.LIST + "; " + LeakCheckSql.RELEASE + "; ROLLBACK");
                     if (rs) {
@@ -243,9 +241,6 @@ final class LockHolder {
         }
     }
 
-    private TransactionState transactionState() throws SQLException {
-        return connection.unwrap(BaseConnection.class).getTransactionState();
-    }
 
     private static void sleep(long millis) throws SQLException {
         try {

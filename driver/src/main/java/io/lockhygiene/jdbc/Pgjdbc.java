@@ -1,0 +1,84 @@
+package io.lockhygiene.jdbc;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.sql.Connection;
+import java.sql.SQLException;
+
+/**
+ * The two things LockHygiene asks pgjdbc beyond java.sql: the BackendKeyData pid and the transaction
+ * state. Reached reflectively through {@code unwrap}, with pgjdbc's interfaces loaded from the
+ * connection's own class loader, so that the core links against java.sql only: the agent loads it where
+ * pgjdbc is not visible (a Spring Boot fat jar, a servlet container), and the driver works with whatever
+ * pgjdbc 42.x the application brings. Only slow paths call it.
+ */
+final class Pgjdbc {
+    private static final ClassValue<Method> BACKEND_PID = new ClassValue<Method>() {
+        @Override
+        protected Method computeValue(Class<?> type) {
+            return method(type, "getBackendPID");
+        }
+    };
+    private static final ClassValue<Method> TRANSACTION_STATE = new ClassValue<Method>() {
+        @Override
+        protected Method computeValue(Class<?> type) {
+            return method(type, "getTransactionState");
+        }
+    };
+
+    private Pgjdbc() {
+    }
+
+    /** PGConnection.getBackendPID(): the pid PgBouncer or PostgreSQL announced at connect. */
+    static int backendPid(Connection c) throws SQLException {
+        Object pg = unwrap(c, "org.postgresql.PGConnection");
+        return (Integer) invoke(BACKEND_PID.get(pg.getClass()), pg);
+    }
+
+    /** True unless BaseConnection.getTransactionState() is IDLE (no transaction open on the server). */
+    static boolean inTransaction(Connection c) throws SQLException {
+        Object base = unwrap(c, "org.postgresql.core.BaseConnection");
+        return !"IDLE".equals(String.valueOf(invoke(TRANSACTION_STATE.get(base.getClass()), base)));
+    }
+
+    private static Object unwrap(Connection c, String interfaceName) throws SQLException {
+        for (ClassLoader cl : new ClassLoader[] {c.getClass().getClassLoader(),
+                Thread.currentThread().getContextClassLoader(), Pgjdbc.class.getClassLoader()}) {
+            try {
+                Class<?> iface = Class.forName(interfaceName, false, cl);
+                if (iface.isInstance(c)) {
+                    return c;
+                }
+                if (c.isWrapperFor(iface)) {
+                    return c.unwrap(iface);
+                }
+            } catch (ClassNotFoundException | LinkageError | NullPointerException notThisLoader) {
+                // try the next loader
+            }
+        }
+        throw new SQLException("LockHygiene needs pgjdbc (" + interfaceName + ") behind " + c.getClass().getName());
+    }
+
+    private static Method method(Class<?> type, String name) {
+        try {
+            Method m = type.getMethod(name);
+            m.setAccessible(true); // public method of a possibly non-public class
+            return m;
+        } catch (NoSuchMethodException | RuntimeException e) {
+            throw new IllegalStateException("pgjdbc " + type.getName() + " has no " + name + "()", e);
+        }
+    }
+
+    private static Object invoke(Method m, Object target) throws SQLException {
+        try {
+            return m.invoke(target);
+        } catch (InvocationTargetException e) {
+            if (e.getCause() instanceof SQLException) {
+                throw (SQLException) e.getCause();
+            }
+            throw new SQLException("pgjdbc " + m.getName() + " failed", e.getCause());
+        } catch (IllegalAccessException | RuntimeException e) {
+            throw new SQLException("LockHygiene could not call pgjdbc " + m.getName(), e);
+        }
+    }
+}
