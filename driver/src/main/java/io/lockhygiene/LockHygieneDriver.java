@@ -26,6 +26,9 @@ import io.lockhygiene.settings.SettingsReader;
  */
 public final class LockHygieneDriver implements Driver {
 
+    /** Set while this driver asks pgjdbc for a connection: the agent then leaves the wrapping to us. */
+    private static final ThreadLocal<Boolean> CONNECTING = new ThreadLocal<>();
+
     static {
         try {
             DriverManager.registerDriver(new LockHygieneDriver());
@@ -48,7 +51,13 @@ public final class LockHygieneDriver implements Driver {
         Settings settings = settings(parsed, info);
         Driver pgjdbc = pgjdbcFor(parsed.targetUrl());
         Properties pgProps = ConnectionUrl.withoutOurKeys(info);
-        Connection raw = pgjdbc.connect(parsed.targetUrl(), pgProps);
+        Connection raw;
+        CONNECTING.set(Boolean.TRUE);
+        try {
+            raw = pgjdbc.connect(parsed.targetUrl(), pgProps);
+        } finally {
+            CONNECTING.remove();
+        }
         if (raw == null) {
             throw new SQLException("pgjdbc did not accept " + ConnectionUrl.redact(parsed.targetUrl()), "08001");
         }
@@ -56,7 +65,19 @@ public final class LockHygieneDriver implements Driver {
             return raw;
         }
         // emulate's lock holder connects the same way, so through the same pooler
-        return LockHygieneConnection.wrap(raw, settings, () -> pgjdbc.connect(parsed.targetUrl(), pgProps));
+        return LockHygieneConnection.wrap(raw, settings, () -> {
+            CONNECTING.set(Boolean.TRUE); // a holder stays raw, also under the agent
+            try {
+                return pgjdbc.connect(parsed.targetUrl(), pgProps);
+            } finally {
+                CONNECTING.remove();
+            }
+        });
+    }
+
+    /** True while this thread is inside {@link #connect} asking pgjdbc (the agent's hook asks). */
+    public static boolean isConnecting() {
+        return CONNECTING.get() != null;
     }
 
     static Settings settings(ConnectionUrl parsed, Properties info) throws SQLException {

@@ -1,5 +1,6 @@
 package io.lockhygiene.events;
 
+import io.lockhygiene.log.Log;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -7,13 +8,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /** The process-wide event hub: counters, listeners and the JMX registration. */
 public final class Events {
     public static final String MBEAN_NAME = "io.lockhygiene:type=LockHygiene";
-    private static final Logger LOG = LoggerFactory.getLogger(Events.class);
     private static final Counters COUNTERS = new Counters();
     private static final CopyOnWriteArrayList<LockHygieneListener> LISTENERS = new CopyOnWriteArrayList<>();
     private static final AtomicBoolean JMX_REGISTERED = new AtomicBoolean();
@@ -40,7 +38,7 @@ public final class Events {
             try {
                 l.onEvent(event);
             } catch (RuntimeException e) {
-                LOG.warn("LockHygiene event listener {} failed on {}: {}", l, event.type(), e.toString());
+                Log.warn("LockHygiene event listener {} failed on {}: {}", l, event.type(), e.toString());
             }
         }
     }
@@ -57,7 +55,7 @@ public final class Events {
                 server.registerMBean(COUNTERS, name);
             }
         } catch (Exception | LinkageError e) {
-            LOG.debug("LockHygiene MBean not registered: {}", e.toString());
+            Log.debug("LockHygiene MBean not registered: {}", e.toString());
         }
     }
 }

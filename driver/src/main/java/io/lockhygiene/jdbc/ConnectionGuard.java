@@ -1,5 +1,6 @@
 package io.lockhygiene.jdbc;
 
+import io.lockhygiene.log.Log;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -21,8 +22,6 @@ import io.lockhygiene.settings.Settings;
 import io.lockhygiene.sql.AdvisoryCall;
 import io.lockhygiene.sql.ScanResult;
 import io.lockhygiene.sql.SqlRewriter;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Everything LockHygiene does for one application connection: the per-statement decision, the
@@ -32,7 +31,6 @@ import org.slf4j.LoggerFactory;
  * <p>Not thread-safe beyond what a JDBC connection promises: one thread uses it at a time.
  */
 final class ConnectionGuard {
-    private static final Logger LOG = LoggerFactory.getLogger("io.lockhygiene");
     private static final AtomicLong IDS = new AtomicLong();
     private static final RateLimiter WARNINGS = new RateLimiter(60_000);
 
@@ -121,7 +119,7 @@ final class ConnectionGuard {
         if (d == Decision.REWRITE) {
             String rewritten = SqlRewriter.toTransactionScoped(sql, scan);
             if (WARNINGS.allow("rw:" + sql)) {
-                LOG.info("LockHygiene rewrote session-level advisory calls to transaction-scoped ones (lockhygiene.mode=rewrite,"
+                Log.info("LockHygiene rewrote session-level advisory calls to transaction-scoped ones (lockhygiene.mode=rewrite,"
                         + " transaction pooling): the locks now end with this transaction, and unlocks inside it are"
                         + " no-ops that return true. Was: {} Now: {}", settings.loggable(sql), settings.loggable(rewritten));
             }
@@ -217,7 +215,7 @@ final class ConnectionGuard {
             }
             try {
                 holder.adopt(lock);
-                LOG.warn("LockHygiene: {} still held session advisory lock {} ({}) at {} of the transaction that took it;"
+                Log.warn("LockHygiene: {} still held session advisory lock {} ({}) at {} of the transaction that took it;"
                         + " the lock holder took it over (between release and re-acquisition another client could take"
                         + " the key). Take such locks outside the transaction, or release them before it ends.",
                         id, lock.key(), lock.mode(), command);
@@ -288,12 +286,12 @@ final class ConnectionGuard {
         if (holder != null && LockPolicy.canEmulate(scan)) {
             // emulate, inside the application's own transaction: legitimate, and handled at its end
             adoptable.addAll(calls.subList(calls.size() - countSessionCalls(scan), calls.size()));
-            LOG.debug("LockHygiene: {} ran {} inside its own transaction; a lock still held at its end moves to the"
+            Log.debug("LockHygiene: {} ran {} inside its own transaction; a lock still held at its end moves to the"
                     + " lock holder", id, first.function().sqlName());
             return;
         }
         if (WARNINGS.allow("d:" + sql)) {
-            LOG.warn("LockHygiene: {} SQL: {}", message, settings.loggable(sql));
+            Log.warn("LockHygiene: {} SQL: {}", message, settings.loggable(sql));
         }
         publish(EventType.SESSION_LOCK_CALL, first.function().sqlName(), null, null, sql, message, stack);
     }
@@ -417,7 +415,7 @@ final class ConnectionGuard {
                 return; // checked at every transaction end; between transactions no backend is ours
             }
             if (Pgjdbc.inTransaction(raw)) {
-                LOG.debug("LockHygiene: {} returned inside an open transaction; its locks cannot be told apart from"
+                Log.debug("LockHygiene: {} returned inside an open transaction; its locks cannot be told apart from"
                         + " transaction-level ones, so the return check is skipped", id);
                 return;
             }
@@ -435,7 +433,7 @@ final class ConnectionGuard {
 
     void checkFailed(String when, Exception e) {
         String message = "LockHygiene could not check " + id + " for leaked advisory locks " + when + ": " + e;
-        LOG.warn(message);
+        Log.warn(message);
         publish(EventType.CHECK_FAILED, null, null, null, null, message, null);
     }
 
@@ -468,7 +466,7 @@ final class ConnectionGuard {
                         + taker.function().sqlName() + " at " + CallSite.describe(taker.takenAt())
                         + " and never unlocked on that backend; the next client of this server would have inherited it."
                         + " Fix: pg_advisory_xact_lock inside a transaction, or lockhygiene.mode=emulate.";
-                LOG.error("LockHygiene: {} SQL: {}", message, settings.loggable(taker.sql()), taker.takenAt());
+                Log.error("LockHygiene: {} SQL: {}", message, settings.loggable(taker.sql()), taker.takenAt());
                 publish(EventType.LEAK_RELEASED, taker.function().sqlName(), lock.key(), lock.mode(), taker.sql(),
                         message, taker.takenAt());
             } else {
@@ -476,7 +474,7 @@ final class ConnectionGuard {
                         + ") held by backend " + lock.backendPid() + " " + when + ": this connection never took it,"
                         + " so another client of the same server left it there (or a function or DO block took it)."
                         + " Find that client; LockHygiene in front of it reports where it takes the lock.";
-                LOG.error("LockHygiene: {}", message);
+                Log.error("LockHygiene: {}", message);
                 publish(EventType.INHERITED_RELEASED, null, lock.key(), lock.mode(), null, message, null);
             }
         }
@@ -532,14 +530,14 @@ final class ConnectionGuard {
         try (Statement s = raw.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_catalog.pg_backend_pid()")) {
             rs.next();
             boolean pooler = rs.getInt(1) != announced;
-            LOG.debug("LockHygiene: {} {}", id, pooler
+            Log.debug("LockHygiene: {} {}", id, pooler
                     ? "reaches PostgreSQL through a pooler: treated as transaction pooling (lockhygiene.poolMode=session if it is not)"
                     : "is connected directly");
             return pooler;
         } catch (SQLException e) {
             // e.g. inside an aborted transaction: the application's own statement will fail with the real
             // reason. Assume the stricter answer for now and ask again next time.
-            LOG.debug("LockHygiene: {} could not tell whether a pooler is in between ({}); assuming one", id, e.toString());
+            Log.debug("LockHygiene: {} could not tell whether a pooler is in between ({}); assuming one", id, e.toString());
             return null;
         }
     }

@@ -1,5 +1,6 @@
 package io.lockhygiene.jdbc;
 
+import io.lockhygiene.log.Log;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -11,8 +12,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import io.lockhygiene.leak.HeldLock;
 import io.lockhygiene.leak.LeakCheckSql;
 import io.lockhygiene.sql.ScanResult;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The lock holder of one application connection (lockhygiene.mode=emulate under transaction pooling).
@@ -27,7 +26,6 @@ import org.slf4j.LoggerFactory;
  * holds other locks) and backs off, up to {@code lockhygiene.lockTimeout}.
  */
 final class LockHolder {
-    private static final Logger LOG = LoggerFactory.getLogger("io.lockhygiene");
     static final String LOCK_NOT_AVAILABLE = "55P03";
     private static final String COUNT = "SELECT (SELECT count(*) FROM pg_catalog.pg_locks WHERE locktype = 'advisory'"
             + " AND pid = pg_catalog.pg_backend_pid()),"
@@ -54,7 +52,7 @@ final class LockHolder {
             c.setAutoCommit(false);
             connection = c;
             holding = false;
-            LOG.debug("LockHygiene: {} opened its lock holder", ownerId);
+            Log.debug("LockHygiene: {} opened its lock holder", ownerId);
         }
         return connection;
     }
@@ -204,7 +202,7 @@ final class LockHolder {
                 }
             }
         } catch (SQLException | RuntimeException e) {
-            LOG.warn("LockHygiene: {} could not release its lock holder's locks cleanly ({}); closing it, which makes the"
+            Log.warn("LockHygiene: {} could not release its lock holder's locks cleanly ({}); closing it, which makes the"
                     + " pooler drop that server and PostgreSQL release them", ownerId, e.toString());
         } finally {
             closeQuietly();

@@ -44,9 +44,12 @@ public final class LockHygieneConnection extends ConnectionDelegate {
         return guard.settings();
     }
 
-    /** The leak check a connection pool's return would run; see {@link io.lockhygiene.LockHygieneDataSource}. */
+    /**
+     * The return event of a connection pool (the DataSource wrapper's close, the agent's pool hooks): the
+     * return leak check, and emulate's holder lets go of what it still holds (reported). Never throws.
+     */
     public void checkOnReturn() {
-        guard.beforeReturn();
+        guard.onClose();
     }
 
     @Override

@@ -1,0 +1,61 @@
+package io.lockhygiene.agent;
+
+import java.sql.Connection;
+import java.sql.Driver;
+import java.util.Properties;
+
+import io.lockhygiene.LockHygieneDriver;
+import io.lockhygiene.jdbc.LockHygieneConnection;
+import io.lockhygiene.log.Log;
+import io.lockhygiene.settings.Settings;
+
+/**
+ * What the advice inlined into pgjdbc and the pools calls. Public and static, loaded by the system class
+ * loader with the agent jar, so any application class loader sees it. Nothing here may throw into the
+ * service: the advice suppresses our failures and the service runs unprotected.
+ */
+public final class AgentHooks {
+    private static volatile Settings settings;
+    /** Set while the agent opens a lock holder: that connection must stay raw. */
+    private static final ThreadLocal<Boolean> OPENING_HOLDER = new ThreadLocal<>();
+
+    private AgentHooks() {
+    }
+
+    static void install(Settings s) {
+        settings = s;
+    }
+
+    /** Exit of org.postgresql.Driver.connect: the connection the service gets. */
+    public static Connection onConnect(Connection connection, Driver pgjdbc, String url, Properties info) {
+        Settings s = settings;
+        if (connection == null || s == null || s.mode() == Settings.Mode.OFF
+                || OPENING_HOLDER.get() != null || LockHygieneDriver.isConnecting()) {
+            return connection; // not ours, or the jdbc:lockhygiene: driver is wrapping it (once)
+        }
+        try {
+            return LockHygieneConnection.wrap(connection, s, () -> {
+                OPENING_HOLDER.set(Boolean.TRUE);
+                try {
+                    return pgjdbc.connect(url, info);
+                } finally {
+                    OPENING_HOLDER.remove();
+                }
+            });
+        } catch (Exception | LinkageError e) {
+            Log.warn("LockHygiene agent could not guard a pgjdbc connection ({}); it runs unprotected", e.toString());
+            return connection;
+        }
+    }
+
+    /** Enter of a pool's close() of a borrowed connection: the return event. */
+    public static void onPoolReturn(Connection pooled) {
+        try {
+            if (pooled != null && !pooled.isClosed() && pooled.isWrapperFor(LockHygieneConnection.class)) {
+                pooled.unwrap(LockHygieneConnection.class).checkOnReturn();
+            }
+        } catch (Exception | LinkageError e) {
+            Log.debug("LockHygiene agent: no return check for {}: {}", pooled, e.toString());
+        }
+    }
+}

@@ -1,0 +1,182 @@
+package io.lockhygiene.log;
+
+import java.lang.reflect.Method;
+
+/**
+ * LockHygiene's one logger, "io.lockhygiene". It writes to the application's SLF4J: linked directly when
+ * SLF4J is visible from our own class loader (the driver on the application's class path), found through
+ * the thread's context class loader when it is not (the agent, loaded by the system class loader, in front
+ * of a Spring Boot fat jar or a servlet container), and to stderr when there is no SLF4J at all.
+ * Resolved once, at the first message; messages use SLF4J's "{}" placeholders.
+ */
+public final class Log {
+    private static final String NAME = "io.lockhygiene";
+    private static volatile Sink sink;
+
+    private Log() {
+    }
+
+    public static boolean isDebugEnabled() {
+        return sink().debugEnabled();
+    }
+
+    public static void debug(String format, Object... args) {
+        Sink s = sink();
+        if (s.debugEnabled()) {
+            s.log(Level.DEBUG, format(format, args), null);
+        }
+    }
+
+    public static void info(String format, Object... args) {
+        sink().log(Level.INFO, format(format, args), throwable(args));
+    }
+
+    public static void warn(String format, Object... args) {
+        sink().log(Level.WARN, format(format, args), throwable(args));
+    }
+
+    public static void error(String format, Object... args) {
+        sink().log(Level.ERROR, format(format, args), throwable(args));
+    }
+
+    enum Level { DEBUG, INFO, WARN, ERROR }
+
+    interface Sink {
+        boolean debugEnabled();
+
+        void log(Level level, String message, Throwable t);
+    }
+
+    private static Sink sink() {
+        Sink s = sink;
+        if (s == null) {
+            synchronized (Log.class) {
+                s = sink;
+                if (s == null) {
+                    s = resolve();
+                    sink = s;
+                }
+            }
+        }
+        return s;
+    }
+
+    private static Sink resolve() {
+        try {
+            Class.forName("org.slf4j.LoggerFactory", false, Log.class.getClassLoader());
+            return new Slf4jSink(NAME);
+        } catch (ClassNotFoundException | LinkageError notOnOurPath) {
+            // the agent: look where the application is
+        }
+        ClassLoader context = Thread.currentThread().getContextClassLoader();
+        if (context != null) {
+            try {
+                return new ReflectiveSlf4jSink(context, NAME);
+            } catch (ReflectiveOperationException | LinkageError | RuntimeException none) {
+                // no SLF4J there either
+            }
+        }
+        return new StderrSink();
+    }
+
+    /** The last argument, when it is a Throwable, is logged with its stack (SLF4J's convention). */
+    private static Throwable throwable(Object[] args) {
+        return args.length > 0 && args[args.length - 1] instanceof Throwable ? (Throwable) args[args.length - 1] : null;
+    }
+
+    static String format(String format, Object[] args) {
+        StringBuilder out = new StringBuilder(format.length() + 64);
+        int arg = 0;
+        int from = 0;
+        int at;
+        int usable = args.length - (throwable(args) != null ? 1 : 0);
+        while ((at = format.indexOf("{}", from)) >= 0 && arg < usable) {
+            out.append(format, from, at).append(args[arg++]);
+            from = at + 2;
+        }
+        return out.append(format, from, format.length()).toString();
+    }
+
+    /** SLF4J linked directly: loaded only when SLF4J is on our own class path. */
+    private static final class Slf4jSink implements Sink {
+        private final org.slf4j.Logger logger;
+
+        Slf4jSink(String name) {
+            logger = org.slf4j.LoggerFactory.getLogger(name);
+        }
+
+        @Override
+        public boolean debugEnabled() {
+            return logger.isDebugEnabled();
+        }
+
+        @Override
+        public void log(Level level, String message, Throwable t) {
+            switch (level) {
+                case DEBUG:
+                    logger.debug(message, t);
+                    break;
+                case INFO:
+                    logger.info(message, t);
+                    break;
+                case WARN:
+                    logger.warn(message, t);
+                    break;
+                default:
+                    logger.error(message, t);
+            }
+        }
+    }
+
+    /** The application's SLF4J, in a class loader we cannot link against. */
+    private static final class ReflectiveSlf4jSink implements Sink {
+        private final Object logger;
+        private final Method debugEnabled;
+        private final Method[] byLevel = new Method[4];
+
+        ReflectiveSlf4jSink(ClassLoader loader, String name) throws ReflectiveOperationException {
+            Class<?> factory = Class.forName("org.slf4j.LoggerFactory", true, loader);
+            Class<?> loggerType = Class.forName("org.slf4j.Logger", false, loader);
+            logger = factory.getMethod("getLogger", String.class).invoke(null, name);
+            debugEnabled = loggerType.getMethod("isDebugEnabled");
+            String[] names = {"debug", "info", "warn", "error"};
+            for (int i = 0; i < names.length; i++) {
+                byLevel[i] = loggerType.getMethod(names[i], String.class, Throwable.class);
+            }
+        }
+
+        @Override
+        public boolean debugEnabled() {
+            try {
+                return (Boolean) debugEnabled.invoke(logger);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                return false;
+            }
+        }
+
+        @Override
+        public void log(Level level, String message, Throwable t) {
+            try {
+                byLevel[level.ordinal()].invoke(logger, message, t);
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                new StderrSink().log(level, message, t);
+            }
+        }
+    }
+
+    /** No SLF4J anywhere: WARN and ERROR (and INFO) to stderr; DEBUG is off. */
+    private static final class StderrSink implements Sink {
+        @Override
+        public boolean debugEnabled() {
+            return false;
+        }
+
+        @Override
+        public void log(Level level, String message, Throwable t) {
+            System.err.println("[" + level + "] " + NAME + " - " + message);
+            if (t != null) {
+                t.printStackTrace();
+            }
+        }
+    }
+}

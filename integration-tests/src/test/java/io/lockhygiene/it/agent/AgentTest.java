@@ -1,0 +1,225 @@
+package io.lockhygiene.it.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import io.lockhygiene.it.bed.IsolatedLauncher;
+import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.bed.TestBedExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * An unchanged service in a child JVM ({@link SampleService}: plain jdbc:postgresql: URL, HikariCP or
+ * DBCP2) with and without {@code -javaagent:lockhygiene-agent.jar}: the run without shows the bug.
+ */
+@ExtendWith(TestBedExtension.class)
+class AgentTest {
+    private final TestBed bed = TestBed.shared();
+    private static final Path AGENT = Paths.get(System.getProperty("testbed.agentJar", "../agent/target/lockhygiene-agent.jar"));
+
+    /** The test class path without LockHygiene's own classes: the service has never heard of us. */
+    private static String serviceClassPath(boolean withDriver) {
+        return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+                .filter(e -> withDriver || !(e.contains("driver" + File.separator + "target") || e.contains("lockhygiene-driver")))
+                .collect(Collectors.joining(File.pathSeparator));
+    }
+
+    private static String launcherClassPath() {
+        return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+                .filter(e -> e.endsWith("integration-tests" + File.separator + "target" + File.separator + "classes"))
+                .findFirst().orElseThrow();
+    }
+
+    record Run(int exit, String output) {
+        String result() {
+            return output.lines().filter(l -> l.startsWith("RESULT")).findFirst().orElse("no RESULT line:\n" + output);
+        }
+
+        int number(String name) {
+            Matcher m = Pattern.compile(name + "=(\\d+)").matcher(result());
+            return m.find() ? Integer.parseInt(m.group(1)) : -1;
+        }
+    }
+
+    private Run service(String java, String agentOptions, boolean isolated, boolean withDriver, String... args)
+            throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(java));
+        if (agentOptions != null) {
+            cmd.add("-javaagent:" + AGENT.toAbsolutePath() + (agentOptions.isEmpty() ? "" : "=" + agentOptions));
+        }
+        if (isolated) {
+            cmd.addAll(List.of("-cp", launcherClassPath(), IsolatedLauncher.class.getName(), serviceClassPath(withDriver)));
+        } else {
+            cmd.addAll(List.of("-cp", serviceClassPath(withDriver)));
+        }
+        cmd.add(SampleService.class.getName());
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        String out = drain(p.getInputStream());
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS));
+        return new Run(p.exitValue(), out);
+    }
+
+    private static String drain(InputStream in) throws IOException {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        in.transferTo(buf);
+        return buf.toString(StandardCharsets.UTF_8);
+    }
+
+    private String[] args(String scenario, Route route, long key, String pool) {
+        return new String[] {scenario, bed.url(route), bed.endpoints().user(), bed.endpoints().password(),
+                Long.toString(key), pool};
+    }
+
+    private static String java() {
+        return Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    @ParameterizedTest(name = "{0} through {1}")
+    @CsvSource({"hikari, DIRECT, 970001", "dbcp2, DIRECT, 970002"})
+    void poolReturnIsALeakCheckPoint(String pool, Route route, long key) throws Exception {
+        Run plain = service(java(), null, false, false, args("leak", route, key, pool));
+        assertEquals(1, plain.number("heldAfterReturn"), "control: the lock rides back into the pool\n" + plain.output());
+        Run guarded = service(java(), "", false, false, args("leak", route, key, pool));
+        assertEquals(0, guarded.number("heldAfterReturn"), guarded.output());
+        assertTrue(guarded.output().contains("released leaked session advisory lock " + key), guarded.output());
+        assertTrue(guarded.result().contains("unwrapsToPg=true"));
+    }
+
+    @Test
+    void transactionPoolingLeakIsReleasedAndReported() throws Exception {
+        long key = 970_010;
+        Run plain = service(java(), null, false, false, args("leak", Route.TRANSACTION_POOL, key, "hikari"));
+        assertEquals(0, plain.exit(), plain.output());
+        assertEquals(1, bed.admin().holdersOf(key).size(), "control: left on a pooled server");
+        bed.admin().terminateHoldersOf(key);
+        Run guarded = service(java(), "", false, false, args("leak", Route.TRANSACTION_POOL, key, "hikari"));
+        assertEquals(0, guarded.exit(), guarded.output());
+        assertEquals(List.of(), bed.admin().holdersOf(key));
+        assertTrue(guarded.output().contains("released leaked session advisory lock " + key), guarded.output());
+    }
+
+    @Test
+    void emulateGivesTheUnchangedWorkersMutualExclusion() throws Exception {
+        Run plain = service(java(), null, false, false, args("workers", Route.TRANSACTION_POOL, 970_020, "hikari"));
+        bed.admin().terminateHoldersOf(970_020);
+        Run emulated = service(java(), "mode=emulate", false, false, args("workers", Route.TRANSACTION_POOL, 970_021, "hikari"));
+        System.out.println("[agent] workers without agent: " + plain.result() + "\n[agent] workers with mode=emulate: " + emulated.result());
+        assertTrue(plain.number("overlapping") > 0, "control: " + plain.result());
+        assertEquals(0, emulated.number("overlapping"), emulated.output());
+        assertEquals(0, emulated.number("errors"), emulated.output());
+        assertTrue(emulated.number("runs") > 0);
+        assertEquals(List.of(), bed.admin().holdersOf(970_021), "no lock left");
+    }
+
+    @Test
+    void worksWhenPgjdbcLivesInAChildClassLoader() throws Exception {
+        long key = 970_030;
+        Run guarded = service(java(), "", true, false, args("leak", Route.TRANSACTION_POOL, key, "hikari"));
+        assertTrue(guarded.output().contains("pgjdbc visible to the system class loader: false"), guarded.output());
+        assertEquals(0, guarded.exit(), guarded.output());
+        assertEquals(List.of(), bed.admin().holdersOf(key), guarded.output());
+        assertTrue(guarded.output().contains("released leaked session advisory lock " + key), guarded.output());
+    }
+
+    @Test
+    void theDriverUrlAndTheAgentTogetherCheckOnce() throws Exception {
+        String[] a = args("count", Route.DIRECT, 970_040, "hikari");
+        a[1] = bed.lockHygieneUrl(Route.DIRECT);
+        Run both = service(java(), "", false, true, a);
+        assertEquals(10, both.number("seen"), both.output());
+    }
+
+    @Test
+    void runsOnEveryJdkOnThisMachine() throws Exception {
+        Set<String> javas = new LinkedHashSet<>();
+        javas.add(java());
+        Path jvms = Paths.get("/usr/lib/jvm");
+        if (Files.isDirectory(jvms)) {
+            try (Stream<Path> dirs = Files.list(jvms)) {
+                dirs.map(d -> d.resolve("bin/java")).filter(Files::isExecutable)
+                        .map(p -> { try { return p.toRealPath().toString(); } catch (IOException e) { return p.toString(); } })
+                        .sorted().forEach(javas::add);
+            }
+        }
+        long key = 970_050;
+        for (String java : javas) {
+            Run guarded = service(java, "", false, false, args("leak", Route.TRANSACTION_POOL, key, "hikari"));
+            System.out.println("[agent] " + java + ": " + guarded.result());
+            assertEquals(0, guarded.exit(), java + "\n" + guarded.output());
+            assertEquals(List.of(), bed.admin().holdersOf(key), java + "\n" + guarded.output());
+            assertTrue(guarded.output().contains("released leaked session advisory lock " + key), java + "\n" + guarded.output());
+        }
+    }
+
+    @Test
+    void attachesToARunningJvm() throws Exception {
+        long key = 970_060;
+        List<String> cmd = List.of(java(), "-cp", serviceClassPath(false), SampleService.class.getName(),
+                "hold", bed.url(Route.TRANSACTION_POOL), bed.endpoints().user(), bed.endpoints().password(),
+                Long.toString(key), "hikari");
+        Process service = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        try {
+            InputStream in = service.getInputStream();
+            StringBuilder seen = new StringBuilder();
+            while (!seen.toString().contains("READY")) {
+                int c = in.read();
+                assertTrue(c >= 0, seen.toString());
+                seen.append((char) c);
+            }
+            Process attach = new ProcessBuilder(java(), "-jar", AGENT.toAbsolutePath().toString(), "attach",
+                    Long.toString(service.pid()), "mode=detect").redirectErrorStream(true).start();
+            String attachOut = drain(attach.getInputStream());
+            assertTrue(attach.waitFor(60, TimeUnit.SECONDS));
+            assertEquals(0, attach.exitValue(), attachOut);
+            try (OutputStream stdin = service.getOutputStream()) {
+                stdin.write('\n');
+            }
+            String out = seen + drain(in);
+            assertTrue(service.waitFor(60, TimeUnit.SECONDS));
+            assertEquals(List.of(), bed.admin().holdersOf(key), out);
+            assertTrue(out.contains("released leaked session advisory lock " + key), out);
+        } finally {
+            service.destroyForcibly();
+            bed.admin().terminateHoldersOf(key);
+        }
+    }
+
+    @Test
+    void aServiceWithoutPgjdbcRunsAsIfNoAgentWereThere() throws Exception {
+        Process with = new ProcessBuilder(java(), "-javaagent:" + AGENT.toAbsolutePath(), "-cp", launcherClassPath(),
+                io.lockhygiene.it.bed.Hello.class.getName()).redirectErrorStream(true).start();
+        String out = drain(with.getInputStream());
+        assertTrue(with.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(0, with.exitValue(), out);
+        assertTrue(out.contains("[lockhygiene agent] installed"), out);
+        assertTrue(out.contains("hello from a service without pgjdbc"), out);
+        assertFalse(out.contains("could not instrument"), out);
+    }
+}
