@@ -5,6 +5,7 @@ import java.sql.Driver;
 import java.util.Properties;
 
 import io.lockhygiene.LockHygieneDriver;
+import io.lockhygiene.jdbc.HolderFactory;
 import io.lockhygiene.jdbc.LockHygieneConnection;
 import io.lockhygiene.log.Log;
 import io.lockhygiene.settings.Settings;
@@ -34,14 +35,19 @@ public final class AgentHooks {
             return connection; // not ours, or the jdbc:lockhygiene: driver is wrapping it (once)
         }
         try {
-            return LockHygieneConnection.wrap(connection, s, () -> {
+            if (connection.isWrapperFor(LockHygieneConnection.class)) {
+                return connection;
+            }
+            HolderFactory holders = () -> {
                 OPENING_HOLDER.set(Boolean.TRUE);
                 try {
                     return pgjdbc.connect(url, info);
                 } finally {
                     OPENING_HOLDER.remove();
                 }
-            });
+            };
+            Connection castable = PgConnectionSubclass.wrap(connection, s, holders);
+            return castable != null ? castable : LockHygieneConnection.wrap(connection, s, holders);
         } catch (Exception | LinkageError e) {
             Log.warn("LockHygiene agent could not guard a pgjdbc connection ({}); it runs unprotected", e.toString());
             return connection;

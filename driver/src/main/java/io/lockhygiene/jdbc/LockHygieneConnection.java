@@ -16,12 +16,21 @@ import io.lockhygiene.settings.Settings;
  * commit and rollback carry the leak check when it is due; close is the return event. Everything else
  * is pgjdbc's: {@code unwrap(PGConnection.class)} reaches it.
  */
-public final class LockHygieneConnection extends ConnectionDelegate {
+public class LockHygieneConnection extends ConnectionDelegate {
     final ConnectionGuard guard;
 
-    private LockHygieneConnection(Connection delegate, Settings settings, HolderFactory holderFactory) {
+    /**
+     * For the agent, which subclasses this at run time to add pgjdbc's {@code PGConnection} interface (so
+     * that casts keep working) in the class loader that has pgjdbc. Applications use {@link #wrap}.
+     */
+    protected LockHygieneConnection(Connection delegate, Settings settings, HolderFactory holderFactory) {
         super(delegate);
         this.guard = new ConnectionGuard(delegate, settings, holderFactory);
+    }
+
+    /** The pgjdbc connection underneath, for the agent's generated PGConnection methods. */
+    public final Connection pgDelegate() {
+        return delegate;
     }
 
     /**

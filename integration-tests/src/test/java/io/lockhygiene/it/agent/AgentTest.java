@@ -148,6 +148,14 @@ class AgentTest {
         assertTrue(guarded.output().contains("released leaked session advisory lock " + key), guarded.output());
     }
 
+    @ParameterizedTest(name = "isolated={0}")
+    @CsvSource({"false", "true"})
+    void castingToPgConnectionKeepsWorking(boolean isolated) throws Exception {
+        Run guarded = service(java(), "", isolated, false, args("cast", Route.DIRECT, 0, "none"));
+        assertTrue(guarded.result().contains("cast ok"), guarded.output());
+        assertTrue(guarded.result().contains("LockHygiene"), "the connection is guarded: " + guarded.result());
+    }
+
     @Test
     void theDriverUrlAndTheAgentTogetherCheckOnce() throws Exception {
         String[] a = args("count", Route.DIRECT, 970_040, "hikari");

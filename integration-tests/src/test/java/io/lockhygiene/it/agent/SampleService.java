@@ -29,6 +29,14 @@ public final class SampleService {
 
     public static void main(String[] args) throws Exception {
         String scenario = args[0];
+        if ("cast".equals(scenario)) {
+            // LISTEN/NOTIFY-style code that casts a DriverManager connection to pgjdbc's interface
+            try (Connection c = java.sql.DriverManager.getConnection(args[1], args[2], args[3])) {
+                int pid = ((org.postgresql.PGConnection) c).getBackendPID();
+                System.out.println("RESULT cast ok pid=" + pid + " class=" + c.getClass().getName());
+            }
+            return;
+        }
         if ("hold".equals(scenario)) {
             System.out.println("READY");
             System.out.flush();
