@@ -1,30 +1,30 @@
 package io.lockhygiene.agent;
 
-import static net.bytebuddy.matcher.ElementMatchers.isAbstract;
-import static net.bytebuddy.matcher.ElementMatchers.named;
-
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.sql.Connection;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.lockhygiene.jdbc.HolderFactory;
 import io.lockhygiene.jdbc.LockHygieneConnection;
 import io.lockhygiene.settings.Settings;
-import net.bytebuddy.ByteBuddy;
-import net.bytebuddy.description.method.MethodDescription;
-import net.bytebuddy.dynamic.loading.ClassLoadingStrategy;
-import net.bytebuddy.dynamic.scaffold.subclass.ConstructorStrategy;
-import net.bytebuddy.implementation.MethodCall;
-import net.bytebuddy.implementation.bytecode.assign.Assigner;
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
+import net.bytebuddy.jar.asm.Type;
 
 /**
  * The agent's guarded connection also implements pgjdbc's {@code PGConnection}, so service code that
- * casts ({@code (PGConnection) conn}) keeps working. The subclass is made once per pgjdbc class loader, in
- * a class loader below it (which sees pgjdbc and, through its parents, LockHygiene); every
- * {@code PGConnection} method forwards to the pgjdbc connection underneath.
+ * casts ({@code (PGConnection) conn}) keeps working. The subclass is written once per pgjdbc class loader
+ * (against the PGConnection the service actually has) into a class loader below pgjdbc's, which sees
+ * pgjdbc and, through its parents, LockHygiene; each PGConnection method forwards to the pgjdbc
+ * connection underneath.
  */
 final class PgConnectionSubclass {
+    private static final String NAME = "io/lockhygiene/agent/generated/LockHygienePGConnection";
+    private static final String SUPER = Type.getInternalName(LockHygieneConnection.class);
+    private static final String CTOR = Type.getConstructorDescriptor(constructorOfSuper());
     private static final ConcurrentHashMap<Class<?>, Constructor<?>> BY_INTERFACE = new ConcurrentHashMap<>();
 
     private PgConnectionSubclass() {
@@ -32,65 +32,123 @@ final class PgConnectionSubclass {
 
     /** A guarded connection that is also a PGConnection, or null when that cannot be made here. */
     static Connection wrap(Connection pg, Settings settings, HolderFactory holders) {
-        Class<?> pgInterface = pgConnectionInterface(pg);
+        Class<?> pgInterface = pgConnectionInterface(pg.getClass());
         if (pgInterface == null) {
             return null;
         }
         try {
-            Constructor<?> ctor = BY_INTERFACE.computeIfAbsent(pgInterface, PgConnectionSubclass::make);
+            Constructor<?> ctor = BY_INTERFACE.computeIfAbsent(pgInterface, PgConnectionSubclass::define);
             return (Connection) ctor.newInstance(pg, settings, holders);
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             return null;
         }
     }
 
-    private static Class<?> pgConnectionInterface(Connection pg) {
-        for (Class<?> c = pg.getClass(); c != null; c = c.getSuperclass()) {
+    private static Constructor<?> constructorOfSuper() {
+        try {
+            return LockHygieneConnection.class.getDeclaredConstructor(Connection.class, Settings.class, HolderFactory.class);
+        } catch (NoSuchMethodException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static Class<?> pgConnectionInterface(Class<?> type) {
+        for (Class<?> c = type; c != null; c = c.getSuperclass()) {
             for (Class<?> i : c.getInterfaces()) {
-                if (i.getName().equals("org.postgresql.PGConnection")) {
-                    return i;
-                }
-                for (Class<?> j : i.getInterfaces()) {
-                    if (j.getName().equals("org.postgresql.PGConnection")) {
-                        return j;
-                    }
+                Class<?> found = find(i);
+                if (found != null) {
+                    return found;
                 }
             }
         }
         return null;
     }
 
-    private static Constructor<?> make(Class<?> pgInterface) {
+    private static Class<?> find(Class<?> iface) {
+        if (iface.getName().equals("org.postgresql.PGConnection")) {
+            return iface;
+        }
+        for (Class<?> parent : iface.getInterfaces()) {
+            Class<?> found = find(parent);
+            if (found != null) {
+                return found;
+            }
+        }
+        return null;
+    }
+
+    private static Constructor<?> define(Class<?> pgInterface) {
+        ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
+        cw.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER, NAME, null, SUPER,
+                new String[] {Type.getInternalName(pgInterface)});
+        MethodVisitor init = cw.visitMethod(Opcodes.ACC_PUBLIC, "<init>", CTOR, null, null);
+        init.visitCode();
+        for (int slot = 0; slot <= 3; slot++) {
+            init.visitVarInsn(Opcodes.ALOAD, slot);
+        }
+        init.visitMethodInsn(Opcodes.INVOKESPECIAL, SUPER, "<init>", CTOR, false);
+        init.visitInsn(Opcodes.RETURN);
+        init.visitMaxs(0, 0);
+        init.visitEnd();
+        for (Method m : pgInterface.getMethods()) {
+            if (!Modifier.isAbstract(m.getModifiers()) || alreadyImplemented(m)) {
+                continue;
+            }
+            forward(cw, m);
+        }
+        cw.visitEnd();
         try {
-            Method pgDelegate = LockHygieneConnection.class.getMethod("pgDelegate");
-            Class<?> type = new ByteBuddy()
-                    .subclass(LockHygieneConnection.class, ConstructorStrategy.Default.IMITATE_SUPER_CLASS_OPENING)
-                    .name(pgInterface.getName().replace("PGConnection", "LockHygienePGConnection")
-                            .replace("org.postgresql.", "io.lockhygiene.agent.generated."))
-                    .implement(pgInterface)
-                    .method(isAbstract().and(m -> isOf(m, pgInterface)))
-                    .intercept(MethodCall.invokeSelf().onMethodCall(MethodCall.invoke(pgDelegate))
-                            .withAllArguments().withAssigner(Assigner.DEFAULT, Assigner.Typing.DYNAMIC))
-                    .make()
-                    .load(new Bridge(pgInterface.getClassLoader()), ClassLoadingStrategy.Default.WRAPPER)
-                    .getLoaded();
+            Class<?> type = new Bridge(pgInterface.getClassLoader()).define(NAME.replace('/', '.'), cw.toByteArray());
             return type.getConstructor(Connection.class, Settings.class, HolderFactory.class);
         } catch (NoSuchMethodException e) {
             throw new IllegalStateException(e);
         }
     }
 
-    private static boolean isOf(MethodDescription m, Class<?> pgInterface) {
-        return m.getDeclaringType().asErasure().isAssignableFrom(pgInterface)
-                && !m.getDeclaringType().asErasure().represents(Object.class);
+    /** java.sql.Connection methods PGConnection may redeclare are LockHygieneConnection's already. */
+    private static boolean alreadyImplemented(Method m) {
+        try {
+            Method ours = LockHygieneConnection.class.getMethod(m.getName(), m.getParameterTypes());
+            return !Modifier.isAbstract(ours.getModifiers());
+        } catch (NoSuchMethodException e) {
+            return false;
+        }
     }
 
-    /** Sees pgjdbc (its own loader) first, then LockHygiene's loader for our classes. */
+    /** {@code return ((PGConnection) pgDelegate()).m(args);} */
+    private static void forward(ClassWriter cw, Method m) {
+        String desc = Type.getMethodDescriptor(m);
+        String[] exceptions = new String[m.getExceptionTypes().length];
+        for (int i = 0; i < exceptions.length; i++) {
+            exceptions[i] = Type.getInternalName(m.getExceptionTypes()[i]);
+        }
+        MethodVisitor mv = cw.visitMethod(Opcodes.ACC_PUBLIC, m.getName(), desc, null, exceptions);
+        mv.visitCode();
+        mv.visitVarInsn(Opcodes.ALOAD, 0);
+        mv.visitMethodInsn(Opcodes.INVOKEVIRTUAL, SUPER, "pgDelegate", "()Ljava/sql/Connection;", false);
+        String owner = Type.getInternalName(m.getDeclaringClass());
+        mv.visitTypeInsn(Opcodes.CHECKCAST, owner);
+        int slot = 1;
+        for (Type arg : Type.getArgumentTypes(desc)) {
+            mv.visitVarInsn(arg.getOpcode(Opcodes.ILOAD), slot);
+            slot += arg.getSize();
+        }
+        mv.visitMethodInsn(Opcodes.INVOKEINTERFACE, owner, m.getName(), desc, true);
+        mv.visitInsn(Type.getReturnType(desc).getOpcode(Opcodes.IRETURN));
+        mv.visitMaxs(0, 0);
+        mv.visitEnd();
+    }
+
+    /** Below pgjdbc's loader; our own classes come from LockHygiene's loader when pgjdbc's cannot see them. */
     private static final class Bridge extends ClassLoader {
         private final ClassLoader ours = LockHygieneConnection.class.getClassLoader();
 
         Bridge(ClassLoader pgjdbc) {
             super(pgjdbc);
+        }
+
+        Class<?> define(String name, byte[] bytes) {
+            return defineClass(name, bytes, 0, bytes.length);
         }
 
         @Override

@@ -43,11 +43,21 @@ public final class Events {
         }
     }
 
-    /** Registers the MXBean once per class loader; failure (a second copy, a locked-down JVM) is DEBUG. */
+    /**
+     * Registers the MXBean once per class loader, off the caller's thread: starting the platform MBean
+     * server costs a few hundred milliseconds, which must not delay an application's first query.
+     * Failure (a second copy, a locked-down JVM) is DEBUG.
+     */
     public static void registerMBeanOnce() {
         if (!JMX_REGISTERED.compareAndSet(false, true)) {
             return;
         }
+        Thread t = new Thread(Events::registerMBean, "lockhygiene-jmx-registration");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private static void registerMBean() {
         try {
             MBeanServer server = ManagementFactory.getPlatformMBeanServer();
             ObjectName name = new ObjectName(MBEAN_NAME);

@@ -70,8 +70,12 @@ public final class SampleService {
                             s.execute("SELECT 1");
                         }
                     }
-                    Object seen = java.lang.management.ManagementFactory.getPlatformMBeanServer().getAttribute(
-                            new javax.management.ObjectName("io.lockhygiene:type=LockHygiene"), "StatementsSeen");
+                    javax.management.MBeanServer server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+                    javax.management.ObjectName name = new javax.management.ObjectName("io.lockhygiene:type=LockHygiene");
+                    for (int i = 0; i < 100 && !server.isRegistered(name); i++) {
+                        Thread.sleep(50);
+                    }
+                    Object seen = server.getAttribute(name, "StatementsSeen");
                     System.out.println("RESULT count seen=" + seen);
                     break;
                 default:

@@ -166,7 +166,11 @@ class TransparencyTest {
             s.execute("SELECT 1");
         }
         javax.management.MBeanServer server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
-        Object seen = server.getAttribute(new javax.management.ObjectName("io.lockhygiene:type=LockHygiene"), "StatementsSeen");
+        javax.management.ObjectName name = new javax.management.ObjectName("io.lockhygiene:type=LockHygiene");
+        for (int i = 0; i < 100 && !server.isRegistered(name); i++) {
+            Thread.sleep(50); // registered off the application's thread
+        }
+        Object seen = server.getAttribute(name, "StatementsSeen");
         assertTrue(((Long) seen) > 0, "StatementsSeen over JMX: " + seen);
     }
 

@@ -1,0 +1,92 @@
+package io.lockhygiene.it.bench;
+
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.bed.TestBed;
+
+/**
+ * Agent start-up cost, side by side in one run: time from JVM start to a service's first query (the
+ * JVM's own uptime at that moment, and the wall time the parent sees), without and with
+ * -javaagent:lockhygiene-agent.jar, interleaved A/B/A/B. A benchmark, not a test: it prints figures.
+ * Args: [ROUNDS] (default 15). Needs the agent jar built (mvn install).
+ */
+public final class AgentStartup {
+    public static void main(String[] args) throws Exception {
+        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 15;
+        Path agent = Paths.get(System.getProperty("testbed.agentJar", "agent/target/lockhygiene-agent.jar")).toAbsolutePath();
+        String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+        String cp = classPath().stream()
+                .filter(e -> !e.contains("lockhygiene-driver") && !e.contains("driver" + File.separator + "target"))
+                .collect(Collectors.joining(File.pathSeparator));
+        try (TestBed bed = TestBed.start()) {
+            List<Long> plainUp = new ArrayList<>();
+            List<Long> agentUp = new ArrayList<>();
+            List<Long> plainWall = new ArrayList<>();
+            List<Long> agentWall = new ArrayList<>();
+            for (int i = 0; i < rounds + 2; i++) { // two warm-up rounds (file cache) are dropped
+                long[] a = run(java, null, cp, bed);
+                long[] b = run(java, agent.toString(), cp, bed);
+                if (i >= 2) {
+                    plainUp.add(a[0]);
+                    plainWall.add(a[1]);
+                    agentUp.add(b[0]);
+                    agentWall.add(b[1]);
+                }
+            }
+            long pu = median(plainUp);
+            long au = median(agentUp);
+            long pw = median(plainWall);
+            long aw = median(agentWall);
+            System.out.printf("%nAgent start-up, %d rounds interleaved, medians (JVM %s):%n", rounds,
+                    System.getProperty("java.version"));
+            System.out.printf("| measure | plain pgjdbc | with agent | added | ratio |%n|---|---|---|---|---|%n");
+            System.out.printf("| JVM uptime at first query | %d ms | %d ms | %d ms | %.2f |%n", pu, au, au - pu, (double) au / pu);
+            System.out.printf("| wall time to first query | %d ms | %d ms | %d ms | %.2f |%n", pw, aw, aw - pw, (double) aw / pw);
+        }
+    }
+
+    private static long[] run(String java, String agent, String cp, TestBed bed) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(java));
+        if (agent != null) {
+            cmd.add("-javaagent:" + agent);
+        }
+        cmd.addAll(List.of("-cp", cp, FirstQuery.class.getName(), bed.url(Route.DIRECT), bed.endpoints().user(),
+                bed.endpoints().password()));
+        long t0 = System.nanoTime();
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor();
+        long wall = (System.nanoTime() - t0) / 1_000_000;
+        String line = out.lines().filter(l -> l.startsWith("FIRST-QUERY-AT-UPTIME-MS")).findFirst()
+                .orElseThrow(() -> new IllegalStateException("no first query:\n" + out));
+        return new long[] {Long.parseLong(line.split(" ")[1]), wall};
+    }
+
+    /** Our class path: the class loader's URLs under exec:java, java.class.path otherwise. */
+    static List<String> classPath() throws Exception {
+        ClassLoader cl = AgentStartup.class.getClassLoader();
+        if (cl instanceof java.net.URLClassLoader) {
+            List<String> entries = new ArrayList<>();
+            for (java.net.URL u : ((java.net.URLClassLoader) cl).getURLs()) {
+                entries.add(Paths.get(u.toURI()).toString());
+            }
+            return entries;
+        }
+        return Arrays.asList(System.getProperty("java.class.path").split(File.pathSeparator));
+    }
+
+    private static long median(List<Long> xs) {
+        List<Long> s = new ArrayList<>(xs);
+        Collections.sort(s);
+        return s.get(s.size() / 2);
+    }
+}
