@@ -12,6 +12,8 @@ public final class Counters implements LockHygieneMXBean {
     final LongAdder leaksReleased = new LongAdder();
     final LongAdder inheritedReleased = new LongAdder();
     final LongAdder checksFailed = new LongAdder();
+    final LongAdder skipLockedFlagged = new LongAdder();
+    final LongAdder skipLockedUnparseable = new LongAdder();
 
     Counters() {
     }
@@ -57,6 +59,21 @@ public final class Counters implements LockHygieneMXBean {
     }
 
     @Override
+    public long getSkipLockedFlagged() {
+        return skipLockedFlagged.sum();
+    }
+
+    @Override
+    public long getSkipLockedUnparseable() {
+        return skipLockedUnparseable.sum();
+    }
+
+    /** A SKIP LOCKED statement JSqlParser could not read (passed through). */
+    public void skipLockedUnparseable() {
+        skipLockedUnparseable.increment();
+    }
+
+    @Override
     public long getChecksFailed() {
         return checksFailed.sum();
     }
@@ -84,6 +101,9 @@ public final class Counters implements LockHygieneMXBean {
             case INHERITED_RELEASED:
                 inheritedReleased.increment();
                 break;
+            case SKIP_LOCKED_SINGLE_KEY:
+                skipLockedFlagged.increment();
+                break;
             default:
                 checksFailed.increment();
         }
@@ -94,6 +114,6 @@ public final class Counters implements LockHygieneMXBean {
         return "statementsSeen=" + getStatementsSeen() + ", flagged=" + getStatementsFlagged() + ", rewritten="
                 + getStatementsRewritten() + ", rejected=" + getStatementsRejected() + ", emulated=" + getStatementsEmulated() + ", leaksReleased="
                 + getLeaksReleased() + ", inheritedReleased=" + getInheritedReleased() + ", checksFailed="
-                + getChecksFailed();
+                + getChecksFailed() + ", skipLockedFlagged=" + getSkipLockedFlagged();
     }
 }

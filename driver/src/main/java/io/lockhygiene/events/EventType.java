@@ -14,6 +14,8 @@ public enum EventType {
     LEAK_RELEASED,
     /** A session lock held by our backend that this connection never took was found and released. */
     INHERITED_RELEASED,
+    /** FOR UPDATE ... SKIP LOCKED pinned to one row by a unique key: "no row" may mean "row locked". */
+    SKIP_LOCKED_SINGLE_KEY,
     /** The leak check could not run (the server went away, say); the reason is in the message. */
     CHECK_FAILED
 }

@@ -17,4 +17,8 @@ public interface LockHygieneMXBean {
     long getInheritedReleased();
 
     long getChecksFailed();
+
+    long getSkipLockedFlagged();
+
+    long getSkipLockedUnparseable();
 }

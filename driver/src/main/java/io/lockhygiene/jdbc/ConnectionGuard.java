@@ -91,6 +91,9 @@ final class ConnectionGuard {
         if (emulates(scan)) {
             return new PreparedPlan(sql, sql, java.util.Collections.emptyList(), scan);
         }
+        if (!scan.hasSessionLevelCall() && !scan.hasSkipLocked()) {
+            return PreparedPlan.unflagged(sql);
+        }
         String sent = textToSend(sql, scan);
         if (sent != sql || !scan.hasSessionLevelCall()) {
             return new PreparedPlan(sql, sent, java.util.Collections.emptyList());
@@ -108,6 +111,9 @@ final class ConnectionGuard {
      * for REJECT, returns the text to send (rewritten for REWRITE).
      */
     String textToSend(String sql, ScanResult scan) throws SQLException {
+        if (scan.hasSkipLocked() && settings.skipLocked() != Settings.SkipLocked.OFF) {
+            checkSkipLocked(sql);
+        }
         if (!scan.hasSessionLevelCall()) {
             return sql;
         }
@@ -128,6 +134,29 @@ final class ConnectionGuard {
             return rewritten;
         }
         return sql;
+    }
+
+    /** The SKIP LOCKED single-key trap: WARN (rate-limited) or, in strict, reject before sending. */
+    private void checkSkipLocked(String sql) throws SQLException {
+        io.lockhygiene.lint.SkipLockedLint.Verdict v = io.lockhygiene.lint.SkipLockedLint.check(sql, raw);
+        if (!v.singleKey()) {
+            return;
+        }
+        String message = "FOR UPDATE ... SKIP LOCKED pinned to one row of " + v.table() + " by its unique key "
+                + v.key() + ": when that row is merely locked by another transaction this returns no row, and the"
+                + " caller reads \"no such job\". SKIP LOCKED is for claiming any of many rows. Fix: wait with plain"
+                + " FOR UPDATE, or use NOWAIT and handle the lock_not_available error (SQLState 55P03).";
+        publish(EventType.SKIP_LOCKED_SINGLE_KEY, null, null, null, sql, message, null);
+        if (settings.skipLocked() == Settings.SkipLocked.STRICT) {
+            publish(EventType.REJECTED, null, null, null, sql, message, null);
+            throw new SQLException("LockHygiene (lockhygiene.skipLocked=strict) rejected this statement; nothing was sent. "
+                    + message + " SQL: " + settings.loggable(sql), "0A000");
+        }
+        if (WARNINGS.allow("sk:" + sql)) {
+            // the stack only when we log: this runs on every execution of a flagged statement
+            Log.warn("LockHygiene: {} Sent at {}. SQL: {}", message, CallSite.describe(CallSite.capture("here")),
+                    settings.loggable(sql));
+        }
     }
 
     /**

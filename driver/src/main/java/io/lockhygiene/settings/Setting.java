@@ -12,6 +12,8 @@ public enum Setting {
             "When to look for leaked session locks: after statements that touched them, always, or never"),
     LOG_SQL("lockhygiene.logSql", "truncate", "truncate|full|none",
             "How much SQL text goes into logs and events (truncate: 200 characters)"),
+    SKIP_LOCKED("lockhygiene.skipLocked", "warn", "warn|strict|off",
+            "FOR UPDATE ... SKIP LOCKED pinned to one row by a unique key: warn, reject before sending, or ignore"),
     LOCK_TIMEOUT("lockhygiene.lockTimeout", "0", "0|<n>ms|<n>s|<n>m",
             "emulate: longest wait of a blocking pg_advisory_lock before SQLState 55P03; 0 waits as long as"
                     + " PostgreSQL would (forever)");

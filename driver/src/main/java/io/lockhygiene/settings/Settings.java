@@ -13,27 +13,38 @@ public final class Settings {
 
     public enum LogSql { TRUNCATE, FULL, NONE }
 
+    public enum SkipLocked { WARN, STRICT, OFF }
+
     /** Characters of SQL kept in logs and events with {@code logSql=truncate}. */
     public static final int TRUNCATE_AT = 200;
 
-    public static final Settings DEFAULTS = new Settings(Mode.DETECT, PoolMode.AUTO, LeakCheck.TRACKED, LogSql.TRUNCATE, 0);
+    public static final Settings DEFAULTS = new Settings(Mode.DETECT, PoolMode.AUTO, LeakCheck.TRACKED, LogSql.TRUNCATE, 0,
+            SkipLocked.WARN);
 
     private final Mode mode;
     private final PoolMode poolMode;
     private final LeakCheck leakCheck;
     private final LogSql logSql;
     private final long lockTimeoutMillis;
+    private final SkipLocked skipLocked;
 
     public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql) {
-        this(mode, poolMode, leakCheck, logSql, 0);
+        this(mode, poolMode, leakCheck, logSql, 0, SkipLocked.WARN);
     }
 
-    public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql, long lockTimeoutMillis) {
+    public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql, long lockTimeoutMillis,
+                    SkipLocked skipLocked) {
         this.mode = mode;
         this.poolMode = poolMode;
         this.leakCheck = leakCheck;
         this.logSql = logSql;
         this.lockTimeoutMillis = lockTimeoutMillis;
+        this.skipLocked = skipLocked;
+    }
+
+    /** What happens to FOR UPDATE ... SKIP LOCKED pinned to one row by a unique key. */
+    public SkipLocked skipLocked() {
+        return skipLocked;
     }
 
     /** emulate: how long a blocking lock call may wait; 0 means no limit (as PostgreSQL itself). */
@@ -77,7 +88,7 @@ public final class Settings {
     public String toString() {
         return "lockhygiene.mode=" + lower(mode) + ", lockhygiene.poolMode=" + lower(poolMode)
                 + ", lockhygiene.leakCheck=" + lower(leakCheck) + ", lockhygiene.logSql=" + lower(logSql)
-                + ", lockhygiene.lockTimeout=" + lockTimeoutMillis + "ms";
+                + ", lockhygiene.lockTimeout=" + lockTimeoutMillis + "ms, lockhygiene.skipLocked=" + lower(skipLocked);
     }
 
     static String lower(Enum<?> e) {

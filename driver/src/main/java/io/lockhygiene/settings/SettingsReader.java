@@ -35,7 +35,8 @@ public final class SettingsReader {
                 parse(Settings.PoolMode.class, Setting.POOL_MODE, connectionKeys, system, env),
                 parse(Settings.LeakCheck.class, Setting.LEAK_CHECK, connectionKeys, system, env),
                 parse(Settings.LogSql.class, Setting.LOG_SQL, connectionKeys, system, env),
-                parseMillis(Setting.LOCK_TIMEOUT, connectionKeys, system, env));
+                parseMillis(Setting.LOCK_TIMEOUT, connectionKeys, system, env),
+                parse(Settings.SkipLocked.class, Setting.SKIP_LOCKED, connectionKeys, system, env));
     }
 
     /** "0", "250ms", "30s", "2m"; a bare number is milliseconds. */

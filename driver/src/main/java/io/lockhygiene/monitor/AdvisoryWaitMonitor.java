@@ -1,0 +1,262 @@
+package io.lockhygiene.monitor;
+
+import java.lang.management.ManagementFactory;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import javax.management.ObjectName;
+import javax.sql.DataSource;
+
+import io.lockhygiene.leak.HeldLock;
+import io.lockhygiene.log.Log;
+import io.lockhygiene.settings.Settings;
+
+/**
+ * Finds advisory-lock waits nobody sees: ungranted advisory locks joined to pg_stat_activity and to the
+ * backend holding the lock, waiting longer than a threshold. On a schedule it logs one WARN per blocked
+ * backend per episode (not every poll), with both pids, the wait, state, wait event and both queries;
+ * the current count and the longest wait are on JMX. One short query per poll on a fresh connection, so it
+ * works through a pooler and survives the server going away and coming back.
+ *
+ * <pre>
+ * AdvisoryWaitMonitor m = AdvisoryWaitMonitor.forDataSource(ds).threshold(Duration.ofSeconds(30)).start();
+ * </pre>
+ */
+public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, AutoCloseable {
+    private final ConnectionSource source;
+    private final Duration threshold;
+    private final Duration interval;
+    private final Integer classId;
+    private final Settings.LogSql logSql;
+    private final String name;
+    private final Set<String> episodes = new HashSet<>();
+    private final AtomicLong reported = new AtomicLong();
+    private volatile int currentWaits;
+    private volatile long longestWaitMillis;
+    private boolean unreachable;
+    private ScheduledExecutorService scheduler;
+    private ObjectName jmxName;
+
+    /** Where a poll gets its connection. */
+    @FunctionalInterface
+    public interface ConnectionSource {
+        Connection open() throws SQLException;
+    }
+
+    private AdvisoryWaitMonitor(Builder b) {
+        this.source = b.source;
+        this.threshold = b.threshold;
+        this.interval = b.interval;
+        this.classId = b.classId;
+        this.logSql = b.logSql;
+        this.name = b.name;
+    }
+
+    public static Builder forDataSource(DataSource ds) {
+        return new Builder(ds::getConnection);
+    }
+
+    public static Builder forUrl(String url, Properties info) {
+        return new Builder(() -> DriverManager.getConnection(url, info));
+    }
+
+    /** Configuration; defaults: threshold 30 s, interval 10 s, every class id, SQL truncated. */
+    public static final class Builder {
+        private final ConnectionSource source;
+        private Duration threshold = Duration.ofSeconds(30);
+        private Duration interval = Duration.ofSeconds(10);
+        private Integer classId;
+        private Settings.LogSql logSql = Settings.LogSql.TRUNCATE;
+        private String name = "default";
+
+        private Builder(ConnectionSource source) {
+            this.source = source;
+        }
+
+        public Builder threshold(Duration d) {
+            this.threshold = d;
+            return this;
+        }
+
+        public Builder interval(Duration d) {
+            this.interval = d;
+            return this;
+        }
+
+        /** Only locks with this class id (the first of two int keys, the high half of a bigint key). */
+        public Builder classId(Integer id) {
+            this.classId = id;
+            return this;
+        }
+
+        public Builder logSql(Settings.LogSql l) {
+            this.logSql = l;
+            return this;
+        }
+
+        /** The JMX name part, for more than one monitor in a JVM. */
+        public Builder name(String n) {
+            this.name = n;
+            return this;
+        }
+
+        /** Not yet started: call {@link AdvisoryWaitMonitor#poll()} yourself, or {@link #start()}. */
+        public AdvisoryWaitMonitor build() {
+            return new AdvisoryWaitMonitor(this);
+        }
+
+        public AdvisoryWaitMonitor start() {
+            return build().start();
+        }
+    }
+
+    /** Polls on a daemon thread every interval, and registers the MXBean. */
+    public synchronized AdvisoryWaitMonitor start() {
+        if (scheduler == null) {
+            scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "lockhygiene-advisory-wait-monitor-" + name);
+                t.setDaemon(true);
+                return t;
+            });
+            scheduler.scheduleWithFixedDelay(this::pollQuietly, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+            try {
+                jmxName = new ObjectName("io.lockhygiene:type=AdvisoryWaitMonitor,name=" + ObjectName.quote(name));
+                ManagementFactory.getPlatformMBeanServer().registerMBean(this, jmxName);
+            } catch (Exception e) {
+                Log.debug("LockHygiene wait monitor {} not on JMX: {}", name, e.toString());
+                jmxName = null;
+            }
+        }
+        return this;
+    }
+
+    private void pollQuietly() {
+        try {
+            poll();
+            if (unreachable) {
+                unreachable = false;
+                Log.info("LockHygiene wait monitor {}: the server answers again", name);
+            }
+        } catch (SQLException | RuntimeException e) {
+            if (!unreachable) {
+                unreachable = true;
+                Log.warn("LockHygiene wait monitor {}: cannot query the server ({}); retrying every {} ms", name,
+                        e.toString(), interval.toMillis());
+            }
+        }
+    }
+
+    /**
+     * One poll: the waits over the threshold now. Logs each new episode once; forgets episodes that ended.
+     */
+    public synchronized List<AdvisoryWait> poll() throws SQLException {
+        List<AdvisoryWait> waits = query();
+        Set<String> seen = new HashSet<>();
+        long longest = 0;
+        Set<Integer> blocked = new HashSet<>();
+        for (AdvisoryWait w : waits) {
+            String episode = w.blockedPid() + "/" + w.key() + "/" + w.mode();
+            seen.add(episode);
+            blocked.add(w.blockedPid());
+            longest = Math.max(longest, w.waitMillis());
+            if (episodes.add(episode)) {
+                reported.incrementAndGet();
+                Log.warn("LockHygiene: backend {} has waited {} ms (threshold {} ms) for advisory lock {} ({}) held by"
+                                + " backend {}; state {}, wait event {}:{}. Waiting query: {} Holding query: {}",
+                        w.blockedPid(), w.waitMillis(), threshold.toMillis(), w.key(), w.mode(), w.blockingPid(),
+                        w.state(), w.waitEventType(), w.waitEvent(), w.blockedQuery(), w.blockingQuery());
+            }
+        }
+        episodes.retainAll(seen);
+        currentWaits = blocked.size();
+        longestWaitMillis = longest;
+        return waits;
+    }
+
+    private List<AdvisoryWait> query() throws SQLException {
+        List<AdvisoryWait> waits = new ArrayList<>();
+        try (Connection c = source.open()) {
+            String since = "coalesce(w.waitstart, wa.query_start)";
+            try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW server_version_num")) {
+                rs.next();
+                if (Integer.parseInt(rs.getString(1)) < 140000) {
+                    since = "wa.query_start"; // pg_locks.waitstart is new in PostgreSQL 14
+                }
+            }
+            String sql = "SELECT w.pid, h.pid, w.classid::bigint, w.objid::bigint, w.objsubid, w.mode,"
+                    + " (extract(epoch FROM (clock_timestamp() - " + since + ")) * 1000)::bigint,"
+                    + " wa.state, wa.wait_event_type, wa.wait_event, wa.query, ha.query"
+                    + " FROM pg_catalog.pg_locks w"
+                    + " JOIN pg_catalog.pg_stat_activity wa ON wa.pid = w.pid"
+                    + " JOIN pg_catalog.pg_locks h ON h.locktype = 'advisory' AND h.granted AND h.pid <> w.pid"
+                    + " AND h.database IS NOT DISTINCT FROM w.database AND h.classid = w.classid"
+                    + " AND h.objid = w.objid AND h.objsubid = w.objsubid"
+                    + " LEFT JOIN pg_catalog.pg_stat_activity ha ON ha.pid = h.pid"
+                    + " WHERE w.locktype = 'advisory' AND NOT w.granted"
+                    + " AND " + since + " < clock_timestamp() - (? * interval '1 millisecond')"
+                    + (classId != null ? " AND w.classid = ?::oid" : "")
+                    + " ORDER BY 7 DESC";
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                ps.setLong(1, threshold.toMillis());
+                if (classId != null) {
+                    ps.setLong(2, classId & 0xFFFFFFFFL);
+                }
+                Settings cut = new Settings(Settings.Mode.DETECT, Settings.PoolMode.AUTO, Settings.LeakCheck.TRACKED, logSql);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        HeldLock lock = new HeldLock(rs.getLong(3), rs.getLong(4), rs.getInt(5), rs.getString(6), rs.getInt(1));
+                        waits.add(new AdvisoryWait(rs.getInt(1), rs.getInt(2), lock.key(), rs.getString(6), rs.getLong(7),
+                                rs.getString(8), rs.getString(9), rs.getString(10), cut.loggable(rs.getString(11)),
+                                cut.loggable(rs.getString(12))));
+                    }
+                }
+            }
+        }
+        return waits;
+    }
+
+    @Override
+    public int getCurrentWaits() {
+        return currentWaits;
+    }
+
+    @Override
+    public long getLongestWaitMillis() {
+        return longestWaitMillis;
+    }
+
+    @Override
+    public long getEpisodesReported() {
+        return reported.get();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (scheduler != null) {
+            scheduler.shutdownNow();
+            scheduler = null;
+        }
+        if (jmxName != null) {
+            try {
+                ManagementFactory.getPlatformMBeanServer().unregisterMBean(jmxName);
+            } catch (Exception ignored) {
+                // already gone
+            }
+            jmxName = null;
+        }
+    }
+}

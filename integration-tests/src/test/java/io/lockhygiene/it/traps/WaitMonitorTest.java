@@ -1,0 +1,176 @@
+package io.lockhygiene.it.traps;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.management.ManagementFactory;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import javax.management.ObjectName;
+
+import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.bed.TestBedExtension;
+import io.lockhygiene.monitor.AdvisoryWait;
+import io.lockhygiene.monitor.AdvisoryWaitMonitor;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** A real blocked pg_advisory_lock, found through the transaction-mode PgBouncer. */
+@ExtendWith(TestBedExtension.class)
+class WaitMonitorTest {
+    private final TestBed bed = TestBed.shared();
+
+    private static int pid(Connection c) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
+    @Test
+    void reportsABlockedBackendOncePerEpisodeAndNothingUnderTheThreshold() throws Exception {
+        long key = 980_001;
+        try (Connection holder = bed.connect(Route.DIRECT); Connection waiter = bed.connect(Route.DIRECT);
+             Statement h = holder.createStatement()) {
+            int holderPid = pid(holder);
+            int waiterPid = pid(waiter);
+            h.execute("SELECT pg_advisory_lock(" + key + ")");
+            Thread blocked = new Thread(() -> {
+                try (Statement w = waiter.createStatement()) {
+                    w.execute("SELECT pg_advisory_lock(" + key + ") /* the waiting job */");
+                    w.execute("SELECT pg_advisory_unlock(" + key + ")");
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            blocked.start();
+            Properties credentials = bed.credentials();
+            try (AdvisoryWaitMonitor monitor = AdvisoryWaitMonitor
+                    .forUrl(bed.url(Route.TRANSACTION_POOL), credentials)
+                    .threshold(Duration.ofMillis(800)).interval(Duration.ofMillis(100)).name("test-" + key).build()) {
+                assertEquals(List.of(), monitor.poll(), "under the threshold: no report");
+                assertEquals(0, monitor.getEpisodesReported());
+                Thread.sleep(1_000);
+                List<AdvisoryWait> waits = monitor.poll();
+                assertEquals(1, waits.size(), waits.toString());
+                AdvisoryWait w = waits.get(0);
+                assertEquals(waiterPid, w.blockedPid());
+                assertEquals(holderPid, w.blockingPid());
+                assertEquals(Long.toString(key), w.key());
+                assertTrue(w.waitMillis() >= 800);
+                assertTrue(w.blockedQuery().contains("the waiting job"));
+                assertEquals("Lock", w.waitEventType());
+                monitor.poll();
+                monitor.poll();
+                assertEquals(1, monitor.getEpisodesReported(), "one WARN per episode, not per poll");
+                assertEquals(1, monitor.getCurrentWaits());
+                h.execute("SELECT pg_advisory_unlock(" + key + ")");
+                blocked.join(10_000);
+                assertEquals(List.of(), monitor.poll());
+                assertEquals(0, monitor.getCurrentWaits());
+            }
+        }
+    }
+
+    @Test
+    void classIdFilterAndJmx() throws Exception {
+        try (Connection holder = bed.connect(Route.DIRECT); Connection waiter = bed.connect(Route.DIRECT);
+             Statement h = holder.createStatement()) {
+            h.execute("SELECT pg_advisory_lock(4711, 9)");
+            Thread blocked = new Thread(() -> {
+                try (Statement w = waiter.createStatement()) {
+                    w.execute("SELECT pg_advisory_lock(4711, 9)");
+                    w.execute("SELECT pg_advisory_unlock(4711, 9)");
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            blocked.start();
+            Thread.sleep(400);
+            try (AdvisoryWaitMonitor other = AdvisoryWaitMonitor.forUrl(bed.url(Route.DIRECT), bed.credentials())
+                    .threshold(Duration.ofMillis(100)).classId(1234).name("other").build();
+                 AdvisoryWaitMonitor mine = AdvisoryWaitMonitor.forUrl(bed.url(Route.DIRECT), bed.credentials())
+                         .threshold(Duration.ofMillis(100)).interval(Duration.ofMillis(100)).classId(4711).name("mine").start()) {
+                assertEquals(List.of(), other.poll());
+                ObjectName name = new ObjectName("io.lockhygiene:type=AdvisoryWaitMonitor,name=\"mine\"");
+                Object current = 0;
+                for (int i = 0; i < 50 && !Integer.valueOf(1).equals(current); i++) {
+                    Thread.sleep(100);
+                    current = ManagementFactory.getPlatformMBeanServer().getAttribute(name, "CurrentWaits");
+                }
+                assertEquals(1, current);
+                assertEquals("(4711, 9)", mine.poll().get(0).key());
+            } finally {
+                h.execute("SELECT pg_advisory_unlock(4711, 9)");
+                blocked.join(10_000);
+            }
+        }
+    }
+
+    @Test
+    void survivesTheServerGoingAwayAndComingBack() throws Exception {
+        AtomicBoolean down = new AtomicBoolean(true);
+        try (AdvisoryWaitMonitor monitor = AdvisoryWaitMonitor.forDataSource(new javax.sql.DataSource() {
+            @Override
+            public Connection getConnection() throws SQLException {
+                // a port nothing listens on while "down", the real server after
+                return down.get() ? java.sql.DriverManager.getConnection("jdbc:postgresql://127.0.0.1:1/x?connectTimeout=2",
+                        bed.credentials()) : bed.connect(Route.TRANSACTION_POOL);
+            }
+
+            @Override
+            public Connection getConnection(String u, String p) throws SQLException {
+                return getConnection();
+            }
+
+            @Override
+            public java.io.PrintWriter getLogWriter() {
+                return null;
+            }
+
+            @Override
+            public void setLogWriter(java.io.PrintWriter out) {
+            }
+
+            @Override
+            public void setLoginTimeout(int seconds) {
+            }
+
+            @Override
+            public int getLoginTimeout() {
+                return 0;
+            }
+
+            @Override
+            public java.util.logging.Logger getParentLogger() {
+                return null;
+            }
+
+            @Override
+            public <T> T unwrap(Class<T> iface) {
+                return null;
+            }
+
+            @Override
+            public boolean isWrapperFor(Class<?> iface) {
+                return false;
+            }
+        }).threshold(Duration.ofSeconds(1)).interval(Duration.ofMillis(50)).name("flaky").build()) {
+            assertThrows(SQLException.class, monitor::poll);
+            monitor.start(); // the scheduled polls log the outage once and keep going
+            Thread.sleep(300);
+            down.set(false);
+            Thread.sleep(300);
+            assertEquals(List.of(), monitor.poll());
+        }
+    }
+}
