@@ -35,12 +35,20 @@ public final class LockHygieneAgent {
         }
         Settings settings;
         try {
-            settings = SettingsReader.read(AgentOptions.parse(args), System.getProperties(), new Env());
+            java.util.Map<String, String> connectionKeys = new java.util.HashMap<>(AgentOptions.parse(args));
+            settings = SettingsReader.read(connectionKeys, System.getProperties(), new Env());
         } catch (IllegalArgumentException e) {
             System.err.println("[lockhygiene agent] not installed, the service runs unprotected: " + e.getMessage());
             return;
         }
         AgentHooks.install(settings);
+        java.util.Map<String, String> options = AgentOptions.parse(args);
+        io.lockhygiene.events.ProcessReports.installOnce(new java.util.function.Function<String, String>() {
+            @Override
+            public String apply(String key) { // not a lambda: see Env
+                return options.get(key);
+            }
+        });
         try {
             PgjdbcTransformer transformer = new PgjdbcTransformer();
             inst.addTransformer(transformer, true);

@@ -52,6 +52,7 @@ public final class Events {
         if (!JMX_REGISTERED.compareAndSet(false, true)) {
             return;
         }
+        ProcessReports.installOnce();
         Thread t = new Thread(Events::registerMBean, "lockhygiene-jmx-registration");
         t.setDaemon(true);
         t.start();

@@ -14,6 +14,10 @@ public enum Setting {
             "How much SQL text goes into logs and events (truncate: 200 characters)"),
     SKIP_LOCKED("lockhygiene.skipLocked", "warn", "warn|strict|off",
             "FOR UPDATE ... SKIP LOCKED pinned to one row by a unique key: warn, reject before sending, or ignore"),
+    REPORT("lockhygiene.report", "", "<file path>",
+            "JVM-wide: append every event as one JSON object per line to this file"),
+    FAIL_ON_VIOLATION("lockhygiene.failOnViolation", "false", "true|false",
+            "JVM-wide: at exit, print a summary and exit with status 3 when a violation was detected"),
     LOCK_TIMEOUT("lockhygiene.lockTimeout", "0", "0|<n>ms|<n>s|<n>m",
             "emulate: longest wait of a blocking pg_advisory_lock before SQLState 55P03; 0 waits as long as"
                     + " PostgreSQL would (forever)");

@@ -220,6 +220,29 @@ class AgentTest {
     }
 
     @Test
+    void failOnViolationSetsTheExitStatusAndTheReportHasEveryEvent() throws Exception {
+        long key = 970_070;
+        Path report = Files.createTempFile("lockhygiene-report", ".jsonl");
+        try {
+            Run leaking = service(java(), "failOnViolation=true,report=" + report, false, false,
+                    args("leak", Route.TRANSACTION_POOL, key, "hikari"));
+            assertEquals(3, leaking.exit(), leaking.output());
+            assertTrue(leaking.output().contains("LockHygiene: this run had 1 advisory-lock violation(s): 1 leaked lock(s)"),
+                    leaking.output());
+            String json = Files.readString(report);
+            assertTrue(json.lines().anyMatch(l -> l.startsWith("{") && l.contains("\"type\":\"LEAK_RELEASED\"")
+                    && l.contains("\"key\":\"" + key + "\"")), json);
+            assertFalse(json.contains(bed.endpoints().password()), "no credentials in the report");
+
+            Run clean = service(java(), "failOnViolation=true", false, false, args("count", Route.DIRECT, key, "hikari"));
+            assertEquals(0, clean.exit(), clean.output());
+        } finally {
+            Files.deleteIfExists(report);
+            bed.admin().terminateHoldersOf(key);
+        }
+    }
+
+    @Test
     void aServiceWithoutPgjdbcRunsAsIfNoAgentWereThere() throws Exception {
         Process with = new ProcessBuilder(java(), "-javaagent:" + AGENT.toAbsolutePath(), "-cp", launcherClassPath(),
                 io.lockhygiene.it.bed.Hello.class.getName()).redirectErrorStream(true).start();
