@@ -24,14 +24,34 @@ public final class Cli {
         if ("attach".equals(args[0])) {
             return attach(args, out, err);
         }
+        java.util.List<String> rest = java.util.Arrays.asList(args).subList(1, args.length);
+        try {
+            switch (args[0]) {
+                case "scan":
+                    return io.lockhygiene.agent.cli.ScanCommand.run(rest, out, err);
+                case "doctor":
+                    return io.lockhygiene.agent.cli.DbCommands.doctor(rest, out, err);
+                case "monitor":
+                    return io.lockhygiene.agent.cli.DbCommands.monitor(rest, out, err);
+                default:
+                    break;
+            }
+        } catch (RuntimeException | StackOverflowError e) {
+            err.println(args[0] + ": failed: " + e);
+            return 2;
+        }
         err.println("Unknown command '" + args[0] + "'.\n" + usage());
         return 2;
     }
 
     static String usage() {
         return "Usage: java -jar lockhygiene-agent.jar COMMAND\n"
+                + "  scan PATH...           static check of .sql/.java/.kt/.xml files (--format text|json|sarif)\n"
+                + "  doctor --url URL       is a pooler in between, idle sessions holding advisory locks, long waits\n"
+                + "  monitor --url URL      advisory waits over a threshold (--threshold 30s --interval 10s --once --json)\n"
                 + "  attach PID [OPTIONS]   load the agent into a running JVM (OPTIONS: mode=emulate,poolMode=transaction,...)\n"
-                + "  --help                 this text";
+                + "  COMMAND --help         help for one command\n"
+                + "Exit status: 0 clean, 1 findings or problems, 2 usage or I/O error.";
     }
 
     private static int attach(String[] args, PrintStream out, PrintStream err) {

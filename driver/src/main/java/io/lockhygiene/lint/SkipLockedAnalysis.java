@@ -41,6 +41,7 @@ public final class SkipLockedAnalysis {
     private final String table;
     private final Set<String> pinnedColumns;
     private final String detail;
+    private boolean claimsFromASet;
 
     private SkipLockedAnalysis(Kind kind, String table, Set<String> pinnedColumns, String detail) {
         this.kind = kind;
@@ -61,6 +62,14 @@ public final class SkipLockedAnalysis {
     /** Columns bound by equality, folded as PostgreSQL folds them (unquoted: lower case). */
     public Set<String> pinnedColumns() {
         return pinnedColumns;
+    }
+
+    /**
+     * True when the statement orders or limits to more than one row: the shape of a claim-pool query
+     * (used by the static scan, which cannot ask the catalog).
+     */
+    public boolean claimsFromASet() {
+        return claimsFromASet;
     }
 
     /** Why it is not a candidate, or the parser's complaint. */
@@ -103,7 +112,12 @@ public final class SkipLockedAnalysis {
         if (pinned.isEmpty()) {
             return notApplicable("no column pinned by equality");
         }
-        return new SkipLockedAnalysis(Kind.CANDIDATE, from.getFullyQualifiedName(), pinned, null);
+        SkipLockedAnalysis candidate = new SkipLockedAnalysis(Kind.CANDIDATE, from.getFullyQualifiedName(), pinned, null);
+        boolean ordered = select.getOrderByElements() != null && !select.getOrderByElements().isEmpty();
+        boolean limitAboveOne = select.getLimit() != null && select.getLimit().getRowCount() != null
+                && !"1".equals(String.valueOf(select.getLimit().getRowCount()));
+        candidate.claimsFromASet = ordered || limitAboveOne;
+        return candidate;
     }
 
     private static SkipLockedAnalysis notApplicable(String why) {

@@ -16,6 +16,21 @@ public final class Log {
     private Log() {
     }
 
+    /** Command-line tools print their own output: no log lines at all. */
+    public static void quiet() {
+        sink = new Sink() {
+            @Override
+            public boolean debugEnabled() {
+                return false;
+            }
+
+            @Override
+            public void log(Level level, String message, Throwable t) {
+                // the command prints what matters itself
+            }
+        };
+    }
+
     public static boolean isDebugEnabled() {
         return sink().debugEnabled();
     }

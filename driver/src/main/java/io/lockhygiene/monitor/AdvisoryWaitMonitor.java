@@ -70,6 +70,11 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
         return new Builder(ds::getConnection);
     }
 
+    /** Any way of opening a connection (the command-line tools bring their own pgjdbc). */
+    public static Builder forSource(ConnectionSource source) {
+        return new Builder(source);
+    }
+
     public static Builder forUrl(String url, Properties info) {
         return new Builder(() -> DriverManager.getConnection(url, info));
     }

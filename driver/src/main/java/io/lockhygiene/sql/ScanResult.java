@@ -6,7 +6,8 @@ import java.util.List;
 /** What the scanner found in one SQL text. Immutable once built; safe to cache and share. */
 public final class ScanResult {
     /** The verdict for the overwhelming majority of statements: nothing of interest. */
-    public static final ScanResult NOTHING = new ScanResult(Collections.emptyList(), false, false, 1);
+    public static final ScanResult NOTHING = new ScanResult(Collections.emptyList(), false, false, 1,
+            Collections.emptyList(), Collections.emptyList(), Collections.emptyList());
 
     private final List<AdvisoryCall> calls;
     private final boolean skipLocked;
@@ -14,8 +15,15 @@ public final class ScanResult {
     private final boolean sessionAcquire;
     private final boolean writes;
     private final int statements;
+    private final List<int[]> bodies;
+    private final List<Integer> semicolons;
+    private final List<Integer> skipLockedAt;
 
-    ScanResult(List<AdvisoryCall> calls, boolean skipLocked, boolean writes, int statements) {
+    ScanResult(List<AdvisoryCall> calls, boolean skipLocked, boolean writes, int statements, List<int[]> bodies,
+               List<Integer> semicolons, List<Integer> skipLockedAt) {
+        this.bodies = Collections.unmodifiableList(bodies);
+        this.semicolons = Collections.unmodifiableList(semicolons);
+        this.skipLockedAt = Collections.unmodifiableList(skipLockedAt);
         this.calls = Collections.unmodifiableList(calls);
         this.skipLocked = skipLocked;
         this.writes = writes;
@@ -58,6 +66,25 @@ public final class ScanResult {
      */
     public boolean hasWrites() {
         return writes;
+    }
+
+    /**
+     * The [start, end) ranges of dollar-quoted strings that are code: bodies of DO blocks and of CREATE
+     * FUNCTION / PROCEDURE. Their calls are not in {@link #calls()}: no statement-level rewrite can see
+     * into them; a file scan looks inside with another scan.
+     */
+    public List<int[]> codeBodies() {
+        return bodies;
+    }
+
+    /** Positions of top-level semicolons, for splitting a script into statements. */
+    public List<Integer> semicolons() {
+        return semicolons;
+    }
+
+    /** Positions of the SKIP of each SKIP LOCKED. */
+    public List<Integer> skipLockedPositions() {
+        return skipLockedAt;
     }
 
     /** Number of non-empty statements separated by semicolons. */

@@ -86,6 +86,14 @@ public final class SqlScanner {
         private boolean writes;
         private int statements;
         private boolean tokensInStatement;
+        // for file scanning: where statements end, where SKIP LOCKED is, which dollar quotes are code
+        private final List<int[]> bodies = new ArrayList<>(0);
+        private final List<Integer> semicolons = new ArrayList<>(0);
+        private final List<Integer> skipLockedAt = new ArrayList<>(0);
+        private int firstWordStart = -1;
+        private int firstWordEnd = -1;
+        private boolean routineInStatement;
+        private int lastSkipStart;
         // the last four significant tokens: enough for [before] schema . name (
         private Tok t1 = Tok.END;
         private int t1Start;
@@ -116,8 +124,8 @@ public final class SqlScanner {
             if (tokensInStatement) {
                 statements++;
             }
-            return calls.isEmpty() && !skipLocked ? ScanResult.NOTHING
-                    : new ScanResult(calls, skipLocked, writes, statements);
+            return calls.isEmpty() && !skipLocked && bodies.isEmpty() ? ScanResult.NOTHING
+                    : new ScanResult(calls, skipLocked, writes, statements, bodies, semicolons, skipLockedAt);
         }
 
         private void onToken() {
@@ -153,6 +161,13 @@ public final class SqlScanner {
                         statements++;
                         tokensInStatement = false;
                     }
+                    semicolons.add(tokStart);
+                    firstWordStart = -1;
+                    routineInStatement = false;
+                    break;
+                case STRING:
+                    prevWasSkip = false;
+                    noteBody();
                     break;
                 case IDENT:
                     onKeyword();
@@ -225,13 +240,24 @@ public final class SqlScanner {
                     || isWord("for") || isWord("returning") || isWord("values") || isWord("fetch")) {
                 selectList[depth] = false;
             }
+            if (firstWordStart < 0) {
+                firstWordStart = tokStart;
+                firstWordEnd = tokEnd;
+            }
+            if (isWord("function") || isWord("procedure")) {
+                routineInStatement = true;
+            }
             if (!writes && isWriteKeyword()) {
                 writes = true;
             }
             if (prevWasSkip && isWord("locked")) {
                 skipLocked = true;
+                skipLockedAt.add(lastSkipStart);
             }
             prevWasSkip = isWord("skip");
+            if (prevWasSkip) {
+                lastSkipStart = tokStart;
+            }
         }
 
         /**
@@ -276,6 +302,29 @@ public final class SqlScanner {
                             || isWord("for") || isWord("fetch");
                 default:
                     return false;
+            }
+        }
+
+        /**
+         * A dollar-quoted string that is code: the body of a DO block ({@code DO $$...$$},
+         * {@code DO LANGUAGE plpgsql $$...$$}) or of CREATE FUNCTION / PROCEDURE ({@code AS $$...$$}).
+         */
+        private void noteBody() {
+            if (tokEnd - tokStart < 2 || s.charAt(tokStart) != '$') {
+                return;
+            }
+            boolean doBlock = firstWordStart >= 0 && word(firstWordStart, firstWordEnd, "do")
+                    && (t1 == Tok.IDENT && (word(t1Start, t1End, "do") || word(t2Start, t2End, "language")));
+            boolean routine = routineInStatement && firstWordStart >= 0 && word(firstWordStart, firstWordEnd, "create")
+                    && t1 == Tok.IDENT && word(t1Start, t1End, "as");
+            if (doBlock || routine) {
+                int open = s.indexOf('$', tokStart + 1) + 1;
+                int close = s.lastIndexOf('$', tokEnd - 2);
+                int delimiter = open - tokStart;
+                int contentEnd = tokEnd - delimiter;
+                if (contentEnd >= open && close >= 0) {
+                    bodies.add(new int[] {open, contentEnd});
+                }
             }
         }
 

@@ -157,4 +157,17 @@ class SqlScannerTest {
         assertTrue(SqlScanner.scan("SELECT pg_advisory_lock(1)").hasBlockingAcquire());
         assertFalse(SqlScanner.scan("SELECT pg_try_advisory_lock(1)").hasBlockingAcquire());
     }
+
+    @Test
+    void findsCodeBodiesOfDoBlocksAndRoutinesButNotOtherDollarQuotes() {
+        String sql = "DO $$ BEGIN PERFORM pg_advisory_lock(1); END $$; SELECT $x$ not code $x$;"
+                + " CREATE OR REPLACE FUNCTION f() RETURNS void LANGUAGE plpgsql AS $fn$ BEGIN PERFORM pg_advisory_lock(2); END $fn$;"
+                + " DO LANGUAGE plpgsql $d$ BEGIN END $d$";
+        ScanResult r = SqlScanner.scan(sql);
+        List<String> bodies = r.codeBodies().stream().map(b -> sql.substring(b[0], b[1])).collect(Collectors.toList());
+        assertEquals(List.of(" BEGIN PERFORM pg_advisory_lock(1); END ", " BEGIN PERFORM pg_advisory_lock(2); END ", " BEGIN END "),
+                bodies);
+        assertEquals(List.of(), r.calls(), "calls inside bodies are not statement-level calls");
+        assertEquals(3, r.semicolons().size());
+    }
 }

@@ -1,0 +1,1 @@
+SELECT 'unterminated pg_advisory_lock(1)
