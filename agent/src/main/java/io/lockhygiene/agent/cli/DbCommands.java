@@ -101,6 +101,23 @@ public final class DbCommands {
                     ? "  pooler: none (connected directly; session advisory locks behave as PostgreSQL documents)"
                     : "  pooler: yes (announced pid " + announced + ", backend pid " + backend + "): under transaction"
                     + " pooling session advisory locks leak between clients; use lockhygiene.mode=rewrite or emulate");
+            // Through a transaction pooler this very connection may land on a server that holds someone's lock.
+            List<String> inherited = new ArrayList<>();
+            try (ResultSet rs = s.executeQuery("SELECT l.classid::bigint, l.objid::bigint, l.objsubid, l.mode,"
+                    + " pg_catalog.pg_backend_pid() FROM pg_catalog.pg_locks l WHERE l.locktype = 'advisory'"
+                    + " AND l.granted AND l.pid = pg_catalog.pg_backend_pid()")) {
+                while (rs.next()) {
+                    HeldLock lock = new HeldLock(rs.getLong(1), rs.getLong(2), rs.getInt(3), rs.getString(4), rs.getInt(5));
+                    inherited.add("    backend " + lock.backendPid() + " holds advisory lock " + lock.key() + " ("
+                            + lock.mode() + ") that this connection never took");
+                }
+            }
+            if (!inherited.isEmpty()) {
+                problems += inherited.size();
+                out.println("  locks inherited by this connection: " + inherited.size() + " (another client of the"
+                        + " pooler left them on this server: a leak)");
+                inherited.forEach(out::println);
+            }
             List<String> idle = new ArrayList<>();
             try (ResultSet rs = s.executeQuery("SELECT l.pid, l.classid::bigint, l.objid::bigint, l.objsubid, l.mode,"
                     + " (extract(epoch FROM (clock_timestamp() - a.state_change)) * 1000)::bigint, a.query,"

@@ -133,7 +133,7 @@ public final class ScanCommand {
         } else if ("sarif".equals(format)) {
             StringBuilder sb = new StringBuilder();
             sb.append("{\"$schema\":\"https://json.schemastore.org/sarif-2.1.0.json\",\"version\":\"2.1.0\",\"runs\":[{")
-                    .append("\"tool\":{\"driver\":{\"name\":\"LockHygiene\",\"informationUri\":\"https://github.com/lockhygiene\",")
+                    .append("\"tool\":{\"driver\":{\"name\":\"LockHygiene\",")
                     .append("\"rules\":[{\"id\":\"").append(SourceScan.RULE_SESSION).append("\",\"shortDescription\":{\"text\":")
                     .append(Json.str("Session-level advisory lock call")).append("}},{\"id\":\"").append(SourceScan.RULE_SKIP)
                     .append("\",\"shortDescription\":{\"text\":").append(Json.str("SKIP LOCKED pinned to one key"))
