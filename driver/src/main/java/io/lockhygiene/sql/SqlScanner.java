@@ -30,14 +30,17 @@ public final class SqlScanner {
         if (sql == null) {
             return false;
         }
+        // Look for the rare letters of the two words ('v' of advisory, 'k' of skip) with String.indexOf,
+        // which the JIT vectorises, and check the word around each hit: a typical statement has none.
+        return hasWordAround(sql, 'v', "advisory", 2) || hasWordAround(sql, 'V', "advisory", 2)
+                || hasWordAround(sql, 'k', "skip", 1) || hasWordAround(sql, 'K', "skip", 1);
+    }
+
+    private static boolean hasWordAround(String sql, char letter, String lowerWord, int letterAt) {
         int len = sql.length();
-        for (int i = 0, last = len - 4; i <= last; i++) {
-            int c = sql.charAt(i) | 0x20;
-            if (c == 'a') {
-                if (i + 8 <= len && regionIsLower(sql, i, "advisory")) {
-                    return true;
-                }
-            } else if (c == 's' && regionIsLower(sql, i, "skip")) {
+        for (int i = sql.indexOf(letter); i >= 0; i = sql.indexOf(letter, i + 1)) {
+            int start = i - letterAt;
+            if (start >= 0 && start + lowerWord.length() <= len && regionIsLower(sql, start, lowerWord)) {
                 return true;
             }
         }

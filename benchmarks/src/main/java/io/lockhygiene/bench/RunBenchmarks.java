@@ -1,0 +1,317 @@
+package io.lockhygiene.bench;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.demo.WorkersScenario;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * Every figure of the benchmarks issue in one run: {@code quick} (a few minutes) or {@code full}. Writes
+ * BENCHMARKS.md-ready tables to target/benchmarks/results.md and the figures to results.json.
+ */
+public final class RunBenchmarks {
+    private static final StringBuilder MD = new StringBuilder();
+    private static final Map<String, Object> JSON = new LinkedHashMap<>();
+
+    public static void main(String[] args) throws Exception {
+        boolean full = args.length > 0 && "full".equals(args[0]);
+        MD.append("Mode: ").append(full ? "full" : "quick").append("; JVM ").append(System.getProperty("java.version"))
+                .append("; ").append(Runtime.getRuntime().availableProcessors()).append(" cores\n\n");
+        hotPath(full);
+        memory();
+        try (TestBed bed = TestBed.start()) {
+            MD.append("Servers: ").append(bed.endpoints().postgresVersion()).append(", ")
+                    .append(bed.endpoints().pgbouncerVersion()).append(" (transaction pool: 3 servers)\n\n");
+            EndToEnd.schema(bed);
+            endToEnd(bed, full);
+            serverWork(bed);
+            emulate(bed, full);
+        }
+        Path out = Paths.get("target", "benchmarks");
+        Files.createDirectories(out);
+        Files.writeString(out.resolve("results.md"), MD.toString());
+        Files.writeString(out.resolve("results.json"), json(JSON));
+        System.out.println("\n" + MD);
+        System.out.println("Written: " + out.toAbsolutePath().resolve("results.md") + " and results.json");
+    }
+
+    private static void hotPath(boolean full) throws Exception {
+        Options opts = new OptionsBuilder()
+                .include(io.lockhygiene.jdbc.HotPathBenchmark.class.getName())
+                .forks(1)
+                .warmupIterations(full ? 5 : 2).warmupTime(TimeValue.seconds(1))
+                .measurementIterations(full ? 10 : 3).measurementTime(TimeValue.seconds(1))
+                .addProfiler("gc")
+                .shouldFailOnError(true)
+                .build();
+        List<String> rows = new ArrayList<>();
+        Map<String, double[]> byKey = new LinkedHashMap<>();
+        for (RunResult r : new Runner(opts).run()) {
+            String name = r.getParams().getBenchmark().replaceAll(".*\\.", "");
+            String size = r.getParams().getParam("size");
+            double ns = r.getPrimaryResult().getScore();
+            double err = r.getPrimaryResult().getScoreError();
+            double alloc = r.getSecondaryResults().containsKey("gc.alloc.rate.norm")
+                    ? r.getSecondaryResults().get("gc.alloc.rate.norm").getScore() : Double.NaN;
+            byKey.put(name + "/" + size, new double[] {ns, err, alloc});
+        }
+        MD.append("## 1. Hot path (JMH, ns/op, allocation B/op)\n\n")
+                .append("| benchmark | SQL size | ns/op | ± | B/op |\n|---|---|---|---|---|\n");
+        for (Map.Entry<String, double[]> e : byKey.entrySet()) {
+            String[] k = e.getKey().split("/");
+            double[] v = e.getValue();
+            MD.append(String.format(Locale.ROOT, "| %s | %s | %.1f | %.1f | %.1f |%n", k[0], k[1], v[0], v[1], v[2]));
+        }
+        MD.append("\nLayer cost (guardedExecute - plainExecute):\n\n| SQL size | added ns | goal |\n|---|---|---|\n");
+        for (String size : List.of("100", "1000", "100000")) {
+            double added = byKey.get("guardedExecute/" + size)[0] - byKey.get("plainExecute/" + size)[0];
+            MD.append(String.format(Locale.ROOT, "| %s | %.1f | %s |%n", size, added, "100".equals(size) ? "< 100 ns" : "linear"));
+            JSON.put("hotPath.addedNs." + size, added);
+            JSON.put("hotPath.allocBytes." + size, byKey.get("guardedExecute/" + size)[2] - byKey.get("plainExecute/" + size)[2]);
+        }
+        MD.append('\n');
+        rows.clear();
+    }
+
+    private static void memory() throws Exception {
+        java.lang.reflect.Method wrap = io.lockhygiene.jdbc.LockHygieneConnection.class.getMethod("wrap",
+                Connection.class, io.lockhygiene.settings.Settings.class, io.lockhygiene.jdbc.HolderFactory.class);
+        Connection raw = (Connection) java.lang.reflect.Proxy.newProxyInstance(RunBenchmarks.class.getClassLoader(),
+                new Class<?>[] {Connection.class}, (p, m, a) -> "createStatement".equals(m.getName())
+                        ? new NoopStatement((Connection) p) : m.getReturnType() == boolean.class
+                        ? Boolean.valueOf("getAutoCommit".equals(m.getName())) : null);
+        io.lockhygiene.settings.Settings session = new io.lockhygiene.settings.Settings(
+                io.lockhygiene.settings.Settings.Mode.DETECT, io.lockhygiene.settings.Settings.PoolMode.SESSION,
+                io.lockhygiene.settings.Settings.LeakCheck.TRACKED, io.lockhygiene.settings.Settings.LogSql.TRUNCATE);
+        Connection c = (Connection) wrap.invoke(null, raw, session, null);
+        Statement s = c.createStatement();
+        String[] texts = new String[10_000];
+        for (int i = 0; i < texts.length; i++) {
+            texts[i] = i % 2 == 0 ? "SELECT * FROM t WHERE id = " + i + " /* not advisory */"
+                    : "SELECT status FROM jobs WHERE id = " + i;
+        }
+        long before = usedHeapAfterGc();
+        for (int i = 0; i < 1_000_000; i++) {
+            s.execute(texts[i % texts.length]);
+        }
+        long after = usedHeapAfterGc();
+        MD.append("## 6. Memory\n\n1,000,000 statements of 10,000 distinct texts (half pass the prefilter and are cached):"
+                + " heap after GC grew by ").append((after - before) / 1024).append(" KiB (verdict cache bounded at "
+                + "2048 entries).\n\n");
+        JSON.put("memory.heapGrowthKiB", (after - before) / 1024);
+    }
+
+    private static long usedHeapAfterGc() throws InterruptedException {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(100);
+        }
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
+    private static void endToEnd(TestBed bed, boolean full) throws Exception {
+        long millis = full ? 10_000 : 2_000;
+        int reps = full ? 3 : 2;
+        List<EndToEnd.Client> clients = List.of(EndToEnd.plain(),
+                EndToEnd.lockHygiene("detect, leakCheck=tracked"),
+                EndToEnd.lockHygiene("detect, leakCheck=always", "lockhygiene.leakCheck=always"),
+                EndToEnd.lockHygiene("emulate", "lockhygiene.mode=emulate"));
+        MD.append("## 2. End to end: small transactions (SELECT + UPDATE + COMMIT), interleaved A/B, ")
+                .append(reps).append(" x ").append(millis / 1000).append(" s per cell\n\n")
+                .append("| route | threads | client | tx/s | ratio | p50 µs | p50 ratio | p99 µs | p99 ratio | errors |\n")
+                .append("|---|---|---|---|---|---|---|---|---|---|\n");
+        for (Route route : List.of(Route.TRANSACTION_POOL, Route.DIRECT)) {
+            for (int threads : List.of(1, 8, 32)) {
+                Map<String, EndToEnd.Result> sum = new LinkedHashMap<>();
+                for (int rep = 0; rep < reps; rep++) {
+                    for (EndToEnd.Client client : clients) {
+                        EndToEnd.Result r = EndToEnd.run(bed, route, client, threads, millis);
+                        sum.computeIfAbsent(client.label(), k -> new EndToEnd.Result()).add(r);
+                    }
+                }
+                EndToEnd.Result base = sum.get("plain pgjdbc");
+                for (Map.Entry<String, EndToEnd.Result> e : sum.entrySet()) {
+                    EndToEnd.Result r = e.getValue();
+                    double ratio = r.tps() / base.tps();
+                    MD.append(String.format(Locale.ROOT, "| %s | %d | %s | %.0f | %.3f | %.0f | %.3f | %.0f | %.3f | %d |%n",
+                            route.label(), threads, e.getKey(), r.tps(), ratio, r.percentileMicros(0.5),
+                            r.percentileMicros(0.5) / base.percentileMicros(0.5), r.percentileMicros(0.99),
+                            r.percentileMicros(0.99) / base.percentileMicros(0.99), r.errors));
+                    JSON.put("e2e." + route.name() + "." + threads + "." + e.getKey() + ".ratio", ratio);
+                }
+            }
+        }
+        MD.append('\n');
+    }
+
+    private static void serverWork(TestBed bed) throws Exception {
+        MD.append("## 3. Statements the server executes per application transaction (pg_stat_statements)\n\n")
+                .append("| workload | client | statements per transaction |\n|---|---|---|\n");
+        String[][] cases = {
+                {"no advisory lock", "plain", ""},
+                {"no advisory lock", "lockhygiene detect", ""},
+                {"no advisory lock", "lockhygiene detect, leakCheck=always", "lockhygiene.leakCheck=always"},
+                {"pg_advisory_lock in the transaction", "plain", ""},
+                {"pg_advisory_lock in the transaction", "lockhygiene detect", ""},
+        };
+        for (String[] c : cases) {
+            boolean lock = c[0].startsWith("pg_advisory");
+            int n = 200;
+            resetStats(bed);
+            try (Connection conn = "plain".equals(c[1]) ? bed.connect(Route.TRANSACTION_POOL)
+                    : bed.connectLockHygiene(Route.TRANSACTION_POOL, c[2].isEmpty() ? new String[0] : new String[] {c[2]});
+                 Statement s = conn.createStatement()) {
+                conn.setAutoCommit(false);
+                for (int i = 0; i < n; i++) {
+                    if (lock) {
+                        s.execute("SELECT pg_advisory_lock(777000)");
+                    }
+                    s.execute("SELECT abalance FROM bench_accounts WHERE aid = 1");
+                    s.execute("UPDATE bench_accounts SET abalance = abalance + 1 WHERE aid = 1");
+                    if (lock) {
+                        s.execute("SELECT pg_advisory_unlock(777000)");
+                    }
+                    conn.commit();
+                }
+            }
+            double per = statements(bed) / (double) n;
+            MD.append(String.format(Locale.ROOT, "| %s | %s | %.2f |%n", c[0], c[1], per));
+            JSON.put("serverWork." + c[0] + "." + c[1], per);
+            bed.admin().terminateHoldersOf(777000);
+        }
+        MD.append("\nThe leak check adds its two statements (list, release) to the COMMIT's own round trip: one"
+                + " JDBC execute, one Sync, so no extra round trip.\n\n");
+    }
+
+    private static void resetStats(TestBed bed) throws SQLException {
+        try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement()) {
+            s.execute("SELECT pg_stat_statements_reset()");
+        }
+    }
+
+    /** Statements counted in our database since the reset, less the counting query itself. */
+    private static long statements(TestBed bed) throws SQLException {
+        try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s JOIN pg_database d"
+                     + " ON d.oid = s.dbid WHERE d.datname = current_database() AND s.query NOT LIKE '%pg_stat_statements%'")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static void emulate(TestBed bed, boolean full) throws Exception {
+        int tries = full ? 100 : 40;
+        WorkersScenario.Config config = new WorkersScenario.Config(8, tries, 10, 3);
+        long key = 880_000;
+        MD.append("## 4. Emulate versus hand-fixed code (8 workers, 3 servers, ").append(tries)
+                .append(" tries each, 10 ms job)\n\n| variant | jobs run | overlapping | wall ms | jobs/s |\n|---|---|---|---|---|\n");
+        WorkersScenario.Result em = WorkersScenario.run(config, ++key,
+                () -> bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate"), bed.admin());
+        WorkersScenario.Result xact = xactWorkers(bed, config, ++key);
+        for (Object[] row : new Object[][] {{"emulate (unchanged session-lock code)", em},
+                {"pg_try_advisory_xact_lock in a transaction (hand-fixed)", xact}}) {
+            WorkersScenario.Result r = (WorkersScenario.Result) row[1];
+            MD.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %.1f |%n", row[0], r.runs(), r.overlappingRuns(),
+                    r.wallMillis(), r.runs() * 1000.0 / r.wallMillis()));
+        }
+        long[] lat = emulateLatency(bed, full ? 2000 : 500);
+        MD.append(String.format(Locale.ROOT, "%nUncontended acquisition (try + unlock), %d rounds: emulate p50 %d µs, p99 %d µs;"
+                + " plain pgjdbc session lock p50 %d µs, p99 %d µs.%n%n", full ? 2000 : 500, lat[0], lat[1], lat[2], lat[3]));
+        JSON.put("emulate.jobsPerSecond", em.runs() * 1000.0 / em.wallMillis());
+        JSON.put("emulate.p50us", lat[0]);
+    }
+
+    /** The hand-fixed workers: the lock and the job in one transaction. */
+    private static WorkersScenario.Result xactWorkers(TestBed bed, WorkersScenario.Config config, long key) throws Exception {
+        List<long[]> runs = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Thread> threads = new ArrayList<>();
+        long t0 = System.nanoTime();
+        for (int w = 0; w < config.workers(); w++) {
+            Thread t = new Thread(() -> {
+                try (Connection c = bed.connect(Route.TRANSACTION_POOL); Statement s = c.createStatement()) {
+                    c.setAutoCommit(false);
+                    for (int i = 0; i < config.tries(); i++) {
+                        boolean got;
+                        try (ResultSet rs = s.executeQuery("SELECT pg_try_advisory_xact_lock(" + key + ")")) {
+                            rs.next();
+                            got = rs.getBoolean(1);
+                        }
+                        if (got) {
+                            long b = System.nanoTime();
+                            s.execute("SELECT count(*) FROM pg_class");
+                            Thread.sleep(config.jobMillis());
+                            runs.add(new long[] {b, System.nanoTime()});
+                        }
+                        c.commit();
+                        Thread.sleep(config.pauseMillis());
+                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            threads.add(t);
+            t.start();
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        long wall = (System.nanoTime() - t0) / 1_000_000;
+        int overlapping = 0;
+        runs.sort((a, b) -> Long.compare(a[0], b[0]));
+        for (int i = 1; i < runs.size(); i++) {
+            overlapping += runs.get(i)[0] < runs.get(i - 1)[1] ? 1 : 0;
+        }
+        return new WorkersScenario.Result(runs.size(), overlapping, 0, 0, 0, 0, wall, null);
+    }
+
+    private static long[] emulateLatency(TestBed bed, int rounds) throws Exception {
+        long[] em = latency(bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate"), rounds);
+        long[] plain = latency(bed.connect(Route.DIRECT), rounds);
+        return new long[] {em[0], em[1], plain[0], plain[1]};
+    }
+
+    private static long[] latency(Connection c, int rounds) throws SQLException {
+        long[] lat = new long[rounds];
+        try (c; Statement s = c.createStatement()) {
+            for (int i = 0; i < rounds; i++) {
+                long t0 = System.nanoTime();
+                s.execute("SELECT pg_try_advisory_lock(881000)");
+                s.execute("SELECT pg_advisory_unlock(881000)");
+                lat[i] = (System.nanoTime() - t0) / 1000;
+            }
+        }
+        java.util.Arrays.sort(lat);
+        return new long[] {lat[rounds / 2], lat[(int) (rounds * 0.99)]};
+    }
+
+    private static String json(Map<String, Object> m) {
+        StringBuilder sb = new StringBuilder("{\n");
+        int i = 0;
+        for (Map.Entry<String, Object> e : m.entrySet()) {
+            sb.append("  \"").append(e.getKey().replace("\"", "'")).append("\": ").append(e.getValue())
+                    .append(++i < m.size() ? ",\n" : "\n");
+        }
+        return sb.append("}\n").toString();
+    }
+
+    private RunBenchmarks() {
+    }
+}
