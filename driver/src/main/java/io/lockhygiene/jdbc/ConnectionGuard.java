@@ -255,11 +255,20 @@ final class ConnectionGuard {
         return notOurs;
     }
 
-    /** Application close: the return check, then the holder lets go of everything (reported). */
+    /** Application close: the return check, then the holder lets go of everything (reported), for good. */
     void onClose() {
+        letGo(true);
+    }
+
+    /** A pool's return: the same checks; the holder can be opened again by the next borrower. */
+    void onReturn() {
+        letGo(false);
+    }
+
+    private void letGo(boolean forGood) {
         beforeReturn();
         if (holder != null) {
-            List<HeldLock> held = holder.close();
+            List<HeldLock> held = forGood ? holder.close() : holder.release();
             if (!held.isEmpty()) {
                 List<LockCall> saved = new ArrayList<>(calls);
                 calls.clear();

@@ -36,8 +36,10 @@ final class LockHolder {
     private final HolderFactory factory;
     private final String ownerId;
     private final long lockTimeoutMillis;
-    private Connection connection;
-    private boolean holding;
+    // volatile: close and abort may come from another thread while a call runs (JDBC allows that much)
+    private volatile Connection connection;
+    private volatile boolean holding;
+    private volatile boolean shutDown;
 
     LockHolder(HolderFactory factory, String ownerId, long lockTimeoutMillis) {
         this.factory = factory;
@@ -47,14 +49,27 @@ final class LockHolder {
 
     /** The holder's pgjdbc connection, opened on first use (autocommit off). */
     Connection connection() throws SQLException {
-        if (connection == null || connection.isClosed()) {
-            Connection c = factory.open();
+        if (shutDown) {
+            throw new SQLException("This connection has been closed.", "08003");
+        }
+        Connection c = connection;
+        if (c == null || c.isClosed()) {
+            c = factory.open();
             c.setAutoCommit(false);
             connection = c;
             holding = false;
             Log.debug("LockHygiene: {} opened its lock holder", ownerId);
+            if (shutDown) { // closed while we opened it
+                closeQuietly(c);
+                throw new SQLException("This connection has been closed.", "08003");
+            }
         }
-        return connection;
+        return c;
+    }
+
+    /** A pool's return: let go of everything; the application connection lives on. */
+    List<HeldLock> release() {
+        return closeHolder();
     }
 
     boolean isHolding() {
@@ -67,48 +82,51 @@ final class LockHolder {
      * @param call runs the application's statement on a statement of {@link #connection()}
      */
     <R> R run(ScanResult scan, HolderCall<R> call) throws SQLException {
-        connection();
+        Connection c = connection();
         if (scan.hasBlockingAcquire()) {
-            return acquireBlocking(scan, call);
+            return acquireBlocking(c, scan, call);
         }
         boolean wasHolding = holding;
         if (wasHolding) {
-            execute("SAVEPOINT lockhygiene_stmt"); // a failing statement must not end the pinning transaction
+            execute(c, "SAVEPOINT lockhygiene_stmt"); // a failing statement must not end the pinning transaction
         }
         R result;
         try {
             result = call.run();
         } catch (SQLException | RuntimeException e) {
-            recoverFrom(e, wasHolding, "lockhygiene_stmt");
+            recoverFrom(c, e, wasHolding, "lockhygiene_stmt");
             throw e;
         }
-        settle();
+        settle(c);
         return result;
     }
 
-    private <R> R acquireBlocking(ScanResult scan, HolderCall<R> call) throws SQLException {
+    private <R> R acquireBlocking(Connection c, ScanResult scan, HolderCall<R> call) throws SQLException {
         long start = System.nanoTime();
         long backoff = 2;
         while (true) {
-            execute("SAVEPOINT lockhygiene_wait; SET LOCAL lock_timeout = '1ms'");
+            if (shutDown) {
+                throw new SQLException("This connection has been closed.", "08003");
+            }
+            execute(c, "SAVEPOINT lockhygiene_wait; SET LOCAL lock_timeout = '1ms'");
             try {
                 R result = call.run();
-                execute("RELEASE SAVEPOINT lockhygiene_wait; SET LOCAL lock_timeout TO DEFAULT;"
+                execute(c, "RELEASE SAVEPOINT lockhygiene_wait; SET LOCAL lock_timeout TO DEFAULT;"
                         + " SET LOCAL idle_in_transaction_session_timeout = 0");
                 holding = true;
                 if (releases(scan)) {
-                    settle(); // the same statement also unlocked something
+                    settle(c); // the same statement also unlocked something
                 }
                 return result;
             } catch (SQLException e) {
                 if (!LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
-                    recoverFrom(e, true, "lockhygiene_wait");
+                    recoverFrom(c, e, true, "lockhygiene_wait");
                     throw e;
                 }
                 try {
-                    execute("ROLLBACK TO SAVEPOINT lockhygiene_wait");
+                    execute(c, "ROLLBACK TO SAVEPOINT lockhygiene_wait");
                     if (!holding) {
-                        connection.commit(); // wait without pinning a pooled server
+                        c.commit(); // wait without pinning a pooled server
                     }
                 } catch (SQLException ours) {
                     e.addSuppressed(ours);
@@ -138,15 +156,15 @@ final class LockHolder {
      * After a statement: does the holder hold anything? Asked on its own backend, in its own transaction;
      * if nothing, COMMIT lets the server go back to the pool clean.
      */
-    private void settle() throws SQLException {
+    private void settle(Connection c) throws SQLException {
         long count;
-        try (Statement s = connection.createStatement(); ResultSet rs = s.executeQuery(COUNT)) {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(COUNT)) {
             rs.next();
             count = rs.getLong(1);
         }
         holding = count > 0;
         if (!holding) {
-            connection.commit();
+            c.commit();
         }
     }
 
@@ -155,12 +173,15 @@ final class LockHolder {
      * survive); otherwise end the transaction and release whatever the failed statement may have taken,
      * in the same round trip as the ROLLBACK so it runs on the same backend.
      */
-    private void recoverFrom(Exception appFailure, boolean toSavepoint, String savepoint) {
+    private void recoverFrom(Connection c, Exception appFailure, boolean toSavepoint, String savepoint) {
         try {
+            if (c.isClosed()) {
+                return; // closed under us (close, abort, a dead server): nothing to recover
+            }
             if (toSavepoint && holding) {
-                execute("ROLLBACK TO SAVEPOINT " + savepoint);
-            } else if (Pgjdbc.inTransaction(connection)) {
-                execute("ROLLBACK; " + LeakCheckSql.RELEASE);
+                execute(c, "ROLLBACK TO SAVEPOINT " + savepoint);
+            } else if (Pgjdbc.inTransaction(c)) {
+                execute(c, "ROLLBACK; " + LeakCheckSql.RELEASE);
                 holding = false;
             }
         } catch (SQLException | RuntimeException ours) {
@@ -173,8 +194,7 @@ final class LockHolder {
         String function = lock.isShared() ? "pg_catalog.pg_advisory_lock_shared" : "pg_catalog.pg_advisory_lock";
         String sql = "SELECT " + function + "(" + (lock.isBigintKey() ? Long.toString(lock.bigintKey())
                 : lock.firstIntKey() + ", " + lock.secondIntKey()) + ")";
-        connection();
-        try (Statement s = connection.createStatement()) {
+        try (Statement s = connection().createStatement()) {
             run(io.lockhygiene.sql.SqlScanner.scan(sql), () -> s.execute(sql));
         }
     }
@@ -184,13 +204,19 @@ final class LockHolder {
      * server is let go either way (closing mid-transaction makes PgBouncer drop it).
      */
     List<HeldLock> close() {
+        shutDown = true;
+        return closeHolder();
+    }
+
+    private List<HeldLock> closeHolder() {
         List<HeldLock> held = new ArrayList<>();
-        if (connection == null) {
+        Connection c = connection;
+        if (c == null) {
             return held;
         }
         try {
-            if (!connection.isClosed() && Pgjdbc.inTransaction(connection)) {
-                try (Statement s = connection.createStatement()) {
+            if (!c.isClosed() && Pgjdbc.inTransaction(c)) {
+                try (Statement s = c.createStatement()) {
                     boolean rs = s.execute(LeakCheckSql.LIST + "; " + LeakCheckSql.RELEASE + "; ROLLBACK");
                     if (rs) {
                         try (ResultSet r = s.getResultSet()) {
@@ -205,36 +231,36 @@ final class LockHolder {
             Log.warn("LockHygiene: {} could not release its lock holder's locks cleanly ({}); closing it, which makes the"
                     + " pooler drop that server and PostgreSQL release them", ownerId, e.toString());
         } finally {
-            closeQuietly();
+            closeQuietly(c);
+            holding = false;
         }
         return held;
     }
 
     void abort(java.util.concurrent.Executor executor) {
-        if (connection == null) {
+        shutDown = true;
+        Connection c = connection;
+        if (c == null) {
             return;
         }
         try {
-            connection.abort(executor);
+            c.abort(executor);
         } catch (SQLException | RuntimeException e) {
-            closeQuietly();
+            closeQuietly(c);
         }
-        connection = null;
         holding = false;
     }
 
-    private void closeQuietly() {
+    private static void closeQuietly(Connection c) {
         try {
-            connection.close();
+            c.close();
         } catch (SQLException | RuntimeException ignored) {
             // already gone
         }
-        connection = null;
-        holding = false;
     }
 
-    private void execute(String sql) throws SQLException {
-        try (Statement s = connection.createStatement()) {
+    private static void execute(Connection c, String sql) throws SQLException {
+        try (Statement s = c.createStatement()) {
             s.execute(sql);
         }
     }

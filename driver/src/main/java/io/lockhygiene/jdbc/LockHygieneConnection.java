@@ -58,7 +58,7 @@ public class LockHygieneConnection extends ConnectionDelegate {
      * return leak check, and emulate's holder lets go of what it still holds (reported). Never throws.
      */
     public void checkOnReturn() {
-        guard.onClose();
+        guard.onReturn();
     }
 
     @Override

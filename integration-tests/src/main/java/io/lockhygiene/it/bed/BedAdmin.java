@@ -76,4 +76,14 @@ public final class BedAdmin {
         }
         return holders;
     }
+
+    /** Backends of our database idle inside a transaction (a lock holder pins one while it holds a lock). */
+    public int idleInTransaction() throws SQLException {
+        try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                     + " AND state LIKE 'idle in transaction%' AND pid <> pg_backend_pid()")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
 }

@@ -74,6 +74,7 @@ final class EnvironmentBed implements RunningBed {
         Properties simple = new Properties();
         simple.putAll(props);
         simple.setProperty("preferQueryMode", "simple");
+        simple.setProperty("assumeMinServerVersion", "9.0"); // no SET at connect: the admin console refuses it
         return query(adminUrl, simple, "SHOW VERSION").orElse("PgBouncer (version unreadable: user not in admin_users)");
     }
 

@@ -38,8 +38,10 @@ final class LocalBinariesBed implements RunningBed {
     private final Processes processes;
     private final Path dir;
     private final Path pgBin;
-    private final List<Process> bouncers = new ArrayList<>();
+    private final Map<String, Process> bouncers = new java.util.HashMap<>();
     private final List<Path> bouncerPidFiles = new ArrayList<>();
+    private Path pgbouncerBinary;
+    private Properties credentials;
     private boolean postgresStarted;
     private BedEndpoints endpoints;
 
@@ -94,6 +96,7 @@ final class LocalBinariesBed implements RunningBed {
     }
 
     private void startAll(Path pgbouncer) {
+        pgbouncerBinary = pgbouncer;
         String password = "lh-" + UUID.randomUUID();
         Path data = dir.resolve("pgdata");
         Path pwFile = dir.resolve("superuser.pw");
@@ -127,6 +130,7 @@ final class LocalBinariesBed implements RunningBed {
             throw new BedException("Could not create the test database: " + e.getMessage(), e);
         }
         String pgVersion = serverVersion(directUrl, props);
+        credentials = props;
 
         Path authFile = dir.resolve("userlist.txt");
         write(authFile, PgBouncerConfig.authFile(USER, password));
@@ -140,7 +144,7 @@ final class LocalBinariesBed implements RunningBed {
                     authFile.toString(), pid.toString(), dir.resolve("pgbouncer-" + mode + ".log").toString()));
             handToServerUser(dir);
             bouncerPidFiles.add(pid);
-            bouncers.add(processes.startServer(List.of(pgbouncer.toString(), ini.toString()), dir,
+            bouncers.put(mode, processes.startServer(List.of(pgbouncer.toString(), ini.toString()), dir,
                     dir.resolve("pgbouncer-" + mode + ".out")));
             // Through PgBouncer 1.18 (before 1.21) named server-side statements break: see the brief.
             String url = "jdbc:postgresql://127.0.0.1:" + port + "/" + DATABASE + "?prepareThreshold=0";
@@ -157,7 +161,8 @@ final class LocalBinariesBed implements RunningBed {
     private void awaitReady(String url, Properties props, String mode) {
         SQLException last = null;
         for (int i = 0; i < 200; i++) {
-            for (Process p : bouncers) {
+            Process p = bouncers.get(mode);
+            if (p != null) {
                 if (!p.isAlive()) {
                     throw new BedException("PgBouncer (" + mode + ") exited with " + p.exitValue() + ": "
                             + readQuietly(dir.resolve("pgbouncer-" + mode + ".out"))
@@ -175,13 +180,43 @@ final class LocalBinariesBed implements RunningBed {
                 + (last == null ? "" : last.getMessage()) + "\n" + readQuietly(dir.resolve("pgbouncer-" + mode + ".log")));
     }
 
+    /** Fault injection: stop one PgBouncer (SIGTERM, then SIGKILL), as a crash or a restart would. */
+    void stopPgBouncer(Route route) {
+        killByPidFile(dir.resolve("pgbouncer-" + mode(route) + ".pid"));
+        Process p = bouncers.remove(mode(route));
+        if (p != null) {
+            p.destroy();
+        }
+    }
+
+    /** Fault injection: start that PgBouncer again on the same port and wait until it answers. */
+    void startPgBouncer(Route route) {
+        String mode = mode(route);
+        bouncers.put(mode, processes.startServer(List.of(pgbouncerBinary.toString(), dir.resolve("pgbouncer-" + mode + ".ini")
+                .toString()), dir, dir.resolve("pgbouncer-" + mode + ".out")));
+        awaitReady(endpoints.url(route), credentials, mode);
+    }
+
+    /** Fault injection: restart PostgreSQL (fast shutdown: every backend is terminated). */
+    void restartPostgres() {
+        processes.check(List.of(pgBin.resolve("pg_ctl").toString(), "-D", dir.resolve("pgdata").toString(), "-l",
+                dir.resolve("postgres.log").toString(), "-m", "fast", "-w", "-t", "120", "restart"), dir, 150);
+    }
+
+    private static String mode(Route route) {
+        if (route == Route.DIRECT) {
+            throw new IllegalArgumentException("DIRECT has no PgBouncer");
+        }
+        return route == Route.TRANSACTION_POOL ? "transaction" : "session";
+    }
+
     @Override
     public void close() {
         RuntimeException failure = null;
         for (Path pid : bouncerPidFiles) {
             killByPidFile(pid);
         }
-        for (Process p : bouncers) {
+        for (Process p : bouncers.values()) {
             p.destroy();
         }
         if (postgresStarted) {

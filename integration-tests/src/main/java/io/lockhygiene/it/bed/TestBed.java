@@ -118,6 +118,29 @@ public final class TestBed implements AutoCloseable {
         return new BedAdmin(this);
     }
 
+    /** Fault injection (local-binary bed only): stop the PgBouncer of a route. */
+    public void stopPgBouncer(Route route) {
+        local().stopPgBouncer(route);
+    }
+
+    /** Fault injection (local-binary bed only): start it again, same port. */
+    public void startPgBouncer(Route route) {
+        local().startPgBouncer(route);
+    }
+
+    /** Fault injection (local-binary bed only): restart PostgreSQL. */
+    public void restartPostgres() {
+        local().restartPostgres();
+    }
+
+    private LocalBinariesBed local() {
+        if (running instanceof LocalBinariesBed) {
+            return (LocalBinariesBed) running;
+        }
+        throw new UnsupportedOperationException("fault injection needs the bed it starts itself (local binaries);"
+                + " this run uses " + running.endpoints().source());
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {
