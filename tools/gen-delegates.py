@@ -76,6 +76,12 @@ for iface, cls, bound, parent, skip in SPECS:
         field = f"    protected final {iface} delegate;\n\n"
         ctor = f"    {cls}({iface} delegate) {{\n        this.delegate = delegate;\n    }}\n"
     body = []
+    if not parent:
+        # Wrapper: this object first, then whatever the wrapped object reaches (pgjdbc's own types).
+        body.append("    @Override\n    public <U> U unwrap(Class<U> iface) throws java.sql.SQLException {\n"
+                    "        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);\n    }\n")
+        body.append("    @Override\n    public boolean isWrapperFor(Class<?> iface) throws java.sql.SQLException {\n"
+                    "        return iface.isInstance(this) || delegate.isWrapperFor(iface);\n    }\n")
     for generic, ret, name, params, throws in methods(iface):
         if name in skip:
             continue

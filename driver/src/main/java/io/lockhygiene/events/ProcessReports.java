@@ -160,37 +160,6 @@ public final class ProcessReports implements LockHygieneListener {
     }
 
     private static StringBuilder field(StringBuilder sb, String name, String value) {
-        sb.append('"').append(name).append("\":");
-        if (value == null) {
-            return sb.append("null");
-        }
-        sb.append('"');
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            switch (c) {
-                case '"':
-                    sb.append("\\\"");
-                    break;
-                case '\\':
-                    sb.append("\\\\");
-                    break;
-                case '\n':
-                    sb.append("\\n");
-                    break;
-                case '\r':
-                    sb.append("\\r");
-                    break;
-                case '\t':
-                    sb.append("\\t");
-                    break;
-                default:
-                    if (c < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-            }
-        }
-        return sb.append('"');
+        return sb.append('"').append(name).append("\":").append(JsonText.quote(value));
     }
 }

@@ -11,6 +11,16 @@ abstract class ConnectionDelegate implements java.sql.Connection {
     }
 
     @Override
+    public <U> U unwrap(Class<U> iface) throws java.sql.SQLException {
+        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws java.sql.SQLException {
+        return iface.isInstance(this) || delegate.isWrapperFor(iface);
+    }
+
+    @Override
     public String nativeSQL(String a0) throws java.sql.SQLException {
         return delegate.nativeSQL(a0);
     }

@@ -11,6 +11,16 @@ abstract class DatabaseMetaDataDelegate implements java.sql.DatabaseMetaData {
     }
 
     @Override
+    public <U> U unwrap(Class<U> iface) throws java.sql.SQLException {
+        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws java.sql.SQLException {
+        return iface.isInstance(this) || delegate.isWrapperFor(iface);
+    }
+
+    @Override
     public boolean allProceduresAreCallable() throws java.sql.SQLException {
         return delegate.allProceduresAreCallable();
     }

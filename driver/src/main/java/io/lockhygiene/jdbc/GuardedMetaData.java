@@ -18,13 +18,4 @@ final class GuardedMetaData extends DatabaseMetaDataDelegate {
         return connection;
     }
 
-    @Override
-    public <U> U unwrap(Class<U> iface) throws SQLException {
-        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return iface.isInstance(this) || delegate.isWrapperFor(iface);
-    }
 }

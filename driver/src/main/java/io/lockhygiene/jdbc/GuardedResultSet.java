@@ -18,15 +18,6 @@ final class GuardedResultSet extends ResultSetDelegate {
         return owner;
     }
 
-    @Override
-    public <U> U unwrap(Class<U> iface) throws SQLException {
-        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return iface.isInstance(this) || delegate.isWrapperFor(iface);
-    }
 
     @Override
     public String toString() {

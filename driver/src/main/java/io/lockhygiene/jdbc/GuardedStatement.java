@@ -285,15 +285,6 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
         delegate.close();
     }
 
-    @Override
-    public <U> U unwrap(Class<U> iface) throws SQLException {
-        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return iface.isInstance(this) || delegate.isWrapperFor(iface);
-    }
 
     @Override
     public String toString() {

@@ -187,15 +187,6 @@ public class LockHygieneConnection extends ConnectionDelegate {
         return new GuardedMetaData(delegate.getMetaData(), this);
     }
 
-    @Override
-    public <U> U unwrap(Class<U> iface) throws SQLException {
-        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return iface.isInstance(this) || delegate.isWrapperFor(iface);
-    }
 
     @Override
     public String toString() {

@@ -11,6 +11,16 @@ abstract class ResultSetDelegate implements java.sql.ResultSet {
     }
 
     @Override
+    public <U> U unwrap(Class<U> iface) throws java.sql.SQLException {
+        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws java.sql.SQLException {
+        return iface.isInstance(this) || delegate.isWrapperFor(iface);
+    }
+
+    @Override
     public boolean next() throws java.sql.SQLException {
         return delegate.next();
     }

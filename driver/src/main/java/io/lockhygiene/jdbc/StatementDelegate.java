@@ -11,6 +11,16 @@ abstract class StatementDelegate<T extends java.sql.Statement> implements java.s
     }
 
     @Override
+    public <U> U unwrap(Class<U> iface) throws java.sql.SQLException {
+        return iface.isInstance(this) ? iface.cast(this) : delegate.unwrap(iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws java.sql.SQLException {
+        return iface.isInstance(this) || delegate.isWrapperFor(iface);
+    }
+
+    @Override
     public int getMaxFieldSize() throws java.sql.SQLException {
         return delegate.getMaxFieldSize();
     }

@@ -231,10 +231,10 @@ public final class DbCommands {
     }
 
     static String toJson(AdvisoryWait w) {
-        return "{\"blockedPid\":" + w.blockedPid() + ",\"blockingPid\":" + w.blockingPid() + ",\"key\":" + Json.str(w.key())
-                + ",\"mode\":" + Json.str(w.mode()) + ",\"waitMillis\":" + w.waitMillis() + ",\"state\":"
-                + Json.str(w.state()) + ",\"waitEvent\":" + Json.str(w.waitEventType() + ":" + w.waitEvent())
-                + ",\"blockedQuery\":" + Json.str(w.blockedQuery()) + ",\"blockingQuery\":" + Json.str(w.blockingQuery()) + "}";
+        return "{\"blockedPid\":" + w.blockedPid() + ",\"blockingPid\":" + w.blockingPid() + ",\"key\":" + io.lockhygiene.events.JsonText.quote(w.key())
+                + ",\"mode\":" + io.lockhygiene.events.JsonText.quote(w.mode()) + ",\"waitMillis\":" + w.waitMillis() + ",\"state\":"
+                + io.lockhygiene.events.JsonText.quote(w.state()) + ",\"waitEvent\":" + io.lockhygiene.events.JsonText.quote(w.waitEventType() + ":" + w.waitEvent())
+                + ",\"blockedQuery\":" + io.lockhygiene.events.JsonText.quote(w.blockedQuery()) + ",\"blockingQuery\":" + io.lockhygiene.events.JsonText.quote(w.blockingQuery()) + "}";
     }
 
     private static String one(Statement s, String sql) throws SQLException {

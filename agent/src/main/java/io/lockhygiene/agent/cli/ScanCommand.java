@@ -125,9 +125,9 @@ public final class ScanCommand {
             out.print("[");
             for (int i = 0; i < findings.size(); i++) {
                 Finding f = findings.get(i);
-                out.print((i == 0 ? "\n  " : ",\n  ") + "{\"file\":" + Json.str(f.file) + ",\"line\":" + f.line
-                        + ",\"column\":" + f.column + ",\"rule\":" + Json.str(f.rule) + ",\"severity\":"
-                        + Json.str(f.severity) + ",\"message\":" + Json.str(f.message) + "}");
+                out.print((i == 0 ? "\n  " : ",\n  ") + "{\"file\":" + io.lockhygiene.events.JsonText.quote(f.file) + ",\"line\":" + f.line
+                        + ",\"column\":" + f.column + ",\"rule\":" + io.lockhygiene.events.JsonText.quote(f.rule) + ",\"severity\":"
+                        + io.lockhygiene.events.JsonText.quote(f.severity) + ",\"message\":" + io.lockhygiene.events.JsonText.quote(f.message) + "}");
             }
             out.println(findings.isEmpty() ? "]" : "\n]");
         } else if ("sarif".equals(format)) {
@@ -135,15 +135,15 @@ public final class ScanCommand {
             sb.append("{\"$schema\":\"https://json.schemastore.org/sarif-2.1.0.json\",\"version\":\"2.1.0\",\"runs\":[{")
                     .append("\"tool\":{\"driver\":{\"name\":\"LockHygiene\",")
                     .append("\"rules\":[{\"id\":\"").append(SourceScan.RULE_SESSION).append("\",\"shortDescription\":{\"text\":")
-                    .append(Json.str("Session-level advisory lock call")).append("}},{\"id\":\"").append(SourceScan.RULE_SKIP)
-                    .append("\",\"shortDescription\":{\"text\":").append(Json.str("SKIP LOCKED pinned to one key"))
+                    .append(io.lockhygiene.events.JsonText.quote("Session-level advisory lock call")).append("}},{\"id\":\"").append(SourceScan.RULE_SKIP)
+                    .append("\",\"shortDescription\":{\"text\":").append(io.lockhygiene.events.JsonText.quote("SKIP LOCKED pinned to one key"))
                     .append("}}]}},\"results\":[");
             for (int i = 0; i < findings.size(); i++) {
                 Finding f = findings.get(i);
-                sb.append(i == 0 ? "" : ",").append("{\"ruleId\":").append(Json.str(f.rule)).append(",\"level\":")
-                        .append(Json.str(f.severity)).append(",\"message\":{\"text\":").append(Json.str(f.message))
+                sb.append(i == 0 ? "" : ",").append("{\"ruleId\":").append(io.lockhygiene.events.JsonText.quote(f.rule)).append(",\"level\":")
+                        .append(io.lockhygiene.events.JsonText.quote(f.severity)).append(",\"message\":{\"text\":").append(io.lockhygiene.events.JsonText.quote(f.message))
                         .append("},\"locations\":[{\"physicalLocation\":{\"artifactLocation\":{\"uri\":")
-                        .append(Json.str(f.file.replace('\\', '/'))).append("},\"region\":{\"startLine\":").append(f.line)
+                        .append(io.lockhygiene.events.JsonText.quote(f.file.replace('\\', '/'))).append("},\"region\":{\"startLine\":").append(f.line)
                         .append(",\"startColumn\":").append(f.column).append("}}}]}");
             }
             out.println(sb.append("]}]}"));

@@ -1,11 +1,12 @@
-package io.lockhygiene.agent.cli;
+package io.lockhygiene.events;
 
-/** The few JSON pieces the commands print. */
-final class Json {
-    private Json() {
+/** A JSON string literal for any text (the event report, the command-line tools). */
+public final class JsonText {
+    private JsonText() {
     }
 
-    static String str(String s) {
+    /** {@code "..."} with JSON escapes, or {@code null}. */
+    public static String quote(String s) {
         if (s == null) {
             return "null";
         }
