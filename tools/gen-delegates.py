@@ -67,7 +67,7 @@ for iface, cls, bound, parent, skip in SPECS:
         header += f" extends {parent}<T>" if parent else ""
         header += f" implements {iface}"
         field = "" if parent else "    protected final T delegate;\n\n"
-        extra = ", PreparedPlan plan" if parent == "GuardedPreparedStatement" else ""
+        extra = ", StatementPlan plan" if parent == "GuardedPreparedStatement" else ""
         extra_arg = ", plan" if extra else ""
         ctor = (f"    {cls}(T delegate, LockHygieneConnection connection{extra}) {{\n        super(delegate, connection{extra_arg});\n    }}\n" if parent else
                 f"    {cls}(T delegate) {{\n        this.delegate = delegate;\n    }}\n")

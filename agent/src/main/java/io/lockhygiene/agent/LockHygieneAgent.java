@@ -34,15 +34,15 @@ public final class LockHygieneAgent {
             return;
         }
         Settings settings;
+        java.util.Map<String, String> options;
         try {
-            java.util.Map<String, String> connectionKeys = new java.util.HashMap<>(AgentOptions.parse(args));
-            settings = SettingsReader.read(connectionKeys, System.getProperties(), new Env());
+            options = AgentOptions.parse(args);
+            settings = SettingsReader.read(options, System.getProperties(), new Env());
         } catch (IllegalArgumentException e) {
             System.err.println("[lockhygiene agent] not installed, the service runs unprotected: " + e.getMessage());
             return;
         }
         AgentHooks.install(settings);
-        java.util.Map<String, String> options = AgentOptions.parse(args);
         io.lockhygiene.events.ProcessReports.installOnce(new java.util.function.Function<String, String>() {
             @Override
             public String apply(String key) { // not a lambda: see Env
@@ -66,7 +66,6 @@ public final class LockHygieneAgent {
         }
         System.err.println("[lockhygiene agent] installed: " + settings);
     }
-
 
     /** The environment, as a plain class: a lambda here would bootstrap java.lang.invoke at start-up. */
     private static final class Env implements java.util.function.Function<String, String> {

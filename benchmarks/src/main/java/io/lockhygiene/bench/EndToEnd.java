@@ -12,41 +12,11 @@ import java.util.concurrent.ThreadLocalRandom;
 
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.demo.Client;
 
 /** pgbench-like small transactions, T threads, one client kind, for a fixed time. */
 final class EndToEnd {
     static final int ACCOUNTS = 10_000;
-
-    /** A way to open a connection: plain pgjdbc, or LockHygiene with some settings. */
-    interface Client {
-        String label();
-
-        Connection open(TestBed bed, Route route) throws SQLException;
-    }
-
-    static Client plain() {
-        return new Client() {
-            public String label() {
-                return "plain pgjdbc";
-            }
-
-            public Connection open(TestBed bed, Route route) throws SQLException {
-                return bed.connect(route);
-            }
-        };
-    }
-
-    static Client lockHygiene(String label, String... params) {
-        return new Client() {
-            public String label() {
-                return label;
-            }
-
-            public Connection open(TestBed bed, Route route) throws SQLException {
-                return bed.connectLockHygiene(route, params);
-            }
-        };
-    }
 
     static void schema(TestBed bed) throws SQLException {
         try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement()) {

@@ -16,6 +16,7 @@ import java.util.Map;
 
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.demo.Client;
 import io.lockhygiene.it.demo.WorkersScenario;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
@@ -130,10 +131,10 @@ public final class RunBenchmarks {
     private static void endToEnd(TestBed bed, boolean full) throws Exception {
         long millis = full ? 10_000 : 2_000;
         int reps = full ? 3 : 2;
-        List<EndToEnd.Client> clients = List.of(EndToEnd.plain(),
-                EndToEnd.lockHygiene("detect, leakCheck=tracked"),
-                EndToEnd.lockHygiene("detect, leakCheck=always", "lockhygiene.leakCheck=always"),
-                EndToEnd.lockHygiene("emulate", "lockhygiene.mode=emulate"));
+        List<Client> clients = List.of(Client.plain(),
+                Client.lockHygiene("detect, leakCheck=tracked"),
+                Client.lockHygiene("detect, leakCheck=always", "lockhygiene.leakCheck=always"),
+                Client.lockHygiene("emulate", "lockhygiene.mode=emulate"));
         MD.append("## 2. End to end: small transactions (SELECT + UPDATE + COMMIT), interleaved A/B, ")
                 .append(reps).append(" x ").append(millis / 1000).append(" s per cell\n\n")
                 .append("| route | threads | client | tx/s | ratio | p50 µs | p50 ratio | p99 µs | p99 ratio | errors |\n")
@@ -142,7 +143,7 @@ public final class RunBenchmarks {
             for (int threads : List.of(1, 8, 32)) {
                 Map<String, EndToEnd.Result> sum = new LinkedHashMap<>();
                 for (int rep = 0; rep < reps; rep++) {
-                    for (EndToEnd.Client client : clients) {
+                    for (Client client : clients) {
                         EndToEnd.Result r = EndToEnd.run(bed, route, client, threads, millis);
                         sum.computeIfAbsent(client.label(), k -> new EndToEnd.Result()).add(r);
                     }
@@ -274,11 +275,7 @@ public final class RunBenchmarks {
             t.join();
         }
         long wall = (System.nanoTime() - t0) / 1_000_000;
-        int overlapping = 0;
-        runs.sort((a, b) -> Long.compare(a[0], b[0]));
-        for (int i = 1; i < runs.size(); i++) {
-            overlapping += runs.get(i)[0] < runs.get(i - 1)[1] ? 1 : 0;
-        }
+        int overlapping = WorkersScenario.countOverlapping(runs);
         return new WorkersScenario.Result(runs.size(), overlapping, 0, 0, 0, 0, wall, null);
     }
 

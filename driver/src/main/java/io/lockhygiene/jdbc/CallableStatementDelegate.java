@@ -4,7 +4,7 @@ package io.lockhygiene.jdbc;
 
 @SuppressWarnings({"deprecation", "unchecked"})
 abstract class CallableStatementDelegate<T extends java.sql.CallableStatement> extends GuardedPreparedStatement<T> implements java.sql.CallableStatement {
-    CallableStatementDelegate(T delegate, LockHygieneConnection connection, PreparedPlan plan) {
+    CallableStatementDelegate(T delegate, LockHygieneConnection connection, StatementPlan plan) {
         super(delegate, connection, plan);
     }
 

@@ -83,26 +83,26 @@ final class ConnectionGuard {
     }
 
     /** Plans a prepare*(sql): rejects, rewrites, or marks the executions that must be recorded. */
-    PreparedPlan plan(String sql) throws SQLException {
+    StatementPlan plan(String sql) throws SQLException {
         if (off || !io.lockhygiene.sql.SqlScanner.mightMatter(sql)) {
-            return PreparedPlan.unflagged(sql);
+            return StatementPlan.unflagged(sql);
         }
         ScanResult scan = scan(sql);
         if (emulates(scan)) {
-            return new PreparedPlan(sql, sql, java.util.Collections.emptyList(), scan);
+            return new StatementPlan(sql, sql, java.util.Collections.emptyList(), scan);
         }
         if (!scan.hasSessionLevelCall() && !scan.hasSkipLocked()) {
-            return PreparedPlan.unflagged(sql);
+            return StatementPlan.unflagged(sql);
         }
         String sent = textToSend(sql, scan);
         if (sent != sql || !scan.hasSessionLevelCall()) {
-            return new PreparedPlan(sql, sent, java.util.Collections.emptyList());
+            return new StatementPlan(sql, sent, java.util.Collections.emptyList());
         }
-        return new PreparedPlan(sql, sent, java.util.Collections.singletonList(new Flagged(scan, sql)));
+        return new StatementPlan(sql, sent, java.util.Collections.singletonList(new Flagged(scan, sql)));
     }
 
     /** The verdict for a statement's text: reject, rewrite or pass; called when the prefilter hit. */
-    ScanResult scan(String sql) {
+    private ScanResult scan(String sql) {
         return ScanCache.scan(sql);
     }
 
@@ -110,7 +110,7 @@ final class ConnectionGuard {
      * For Statement.execute*(sql) and addBatch(sql) now, and for prepare*(sql) at prepare time: throws
      * for REJECT, returns the text to send (rewritten for REWRITE).
      */
-    String textToSend(String sql, ScanResult scan) throws SQLException {
+    private String textToSend(String sql, ScanResult scan) throws SQLException {
         if (scan.hasSkipLocked() && settings.skipLocked() != Settings.SkipLocked.OFF) {
             checkSkipLocked(sql);
         }
@@ -354,7 +354,7 @@ final class ConnectionGuard {
             result = call.run(sent);
         } catch (SQLException | RuntimeException | Error appFailure) {
             try {
-                endTransaction("ROLLBACK", true);
+                endTransaction("ROLLBACK");
             } catch (SQLException | RuntimeException ours) {
                 appFailure.addSuppressed(ours);
             }
@@ -369,7 +369,7 @@ final class ConnectionGuard {
             throw appFailure;
         }
         try {
-            endTransaction("COMMIT", true);
+            endTransaction("COMMIT");
         } finally {
             raw.setAutoCommit(true);
             if (fetchSize != 0) {
@@ -381,12 +381,12 @@ final class ConnectionGuard {
 
     /** Connection.commit(): plain, or with the leak check piggybacked. */
     void commit() throws SQLException {
-        endTransaction("COMMIT", false);
+        endTransaction("COMMIT");
     }
 
     /** Connection.rollback(): plain, or with the leak check piggybacked. */
     void rollback() throws SQLException {
-        endTransaction("ROLLBACK", false);
+        endTransaction("ROLLBACK");
     }
 
     private boolean checkAtTransactionEnd() throws SQLException {
@@ -399,18 +399,13 @@ final class ConnectionGuard {
         return transactionPooling();
     }
 
-    private void endTransaction(String command, boolean ours) throws SQLException {
+    /** COMMIT or ROLLBACK, with the leak check in the same round trip when it is due. */
+    private void endTransaction(String command) throws SQLException {
         if (!checkAtTransactionEnd() || !Pgjdbc.inTransaction(raw)) {
-            if (!ours) {
-                if ("COMMIT".equals(command)) {
-                    raw.commit();
-                } else {
-                    raw.rollback();
-                }
-            } else if (Pgjdbc.inTransaction(raw)) {
-                try (Statement s = raw.createStatement()) {
-                    s.execute(command);
-                }
+            if ("COMMIT".equals(command)) {
+                raw.commit();
+            } else {
+                raw.rollback();
             }
             if (transactionPooling != null && transactionPooling) {
                 calls.clear();

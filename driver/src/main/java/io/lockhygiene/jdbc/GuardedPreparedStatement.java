@@ -10,10 +10,10 @@ import java.sql.SQLException;
  * pgjdbc. Bind-parameter keys need nothing special: the call is found in the text.
  */
 class GuardedPreparedStatement<T extends PreparedStatement> extends PreparedStatementDelegate<T> {
-    final PreparedPlan plan;
+    final StatementPlan plan;
     private final boolean flagged;
 
-    GuardedPreparedStatement(T delegate, LockHygieneConnection connection, PreparedPlan plan) {
+    GuardedPreparedStatement(T delegate, LockHygieneConnection connection, StatementPlan plan) {
         super(delegate, connection);
         this.plan = plan;
         this.flagged = !plan.flagged.isEmpty();

@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
-import io.lockhygiene.sql.ScanResult;
 
 /**
  * A {@link Statement} whose SQL-taking methods go through the connection's guard. The fast path (no
@@ -44,17 +43,14 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
 
     /** The slow path for Statement.execute*(sql): emulate, reject, rewrite, record, wrap. */
     final <R> R guarded(String sql, StatementCall<R> call) throws SQLException {
-        ScanResult scan = guard.scan(sql);
-        if (guard.emulates(scan)) {
+        StatementPlan plan = guard.plan(sql); // the same plan a prepared statement gets
+        if (plan.emulated != null) {
             Statement onHolder = holderStatement();
-            R result = guard.runOnHolder(scan, sql, () -> call.run(onHolder, sql));
+            R result = guard.runOnHolder(plan.emulated, sql, () -> call.run(onHolder, sql));
             emulated = onHolder; // getResultSet(), getUpdateCount(), getMoreResults() read from it now
             return result;
         }
-        String sent = guard.textToSend(sql, scan);
-        List<Flagged> flagged = sent == sql && scan.hasSessionLevelCall()
-                ? Collections.singletonList(new Flagged(scan, sql)) : Collections.emptyList();
-        return guard.execute(flagged, delegate, sent, s -> call.run(delegate, s));
+        return guard.execute(plan.flagged, delegate, plan.sent, s -> call.run(delegate, s));
     }
 
     /** This statement's twin on the lock holder, created on first emulated execution. */
@@ -192,12 +188,13 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
             delegate.addBatch(sql);
             return;
         }
-        ScanResult scan = guard.scan(sql);
-        String sent = guard.textToSend(sql, scan); // strict rejects here, before anything is sent
-        if (sent == sql && scan.hasSessionLevelCall()) {
-            addFlagged(new Flagged(scan, sql));
+        StatementPlan plan = guard.plan(sql); // strict rejects here, before anything is sent
+        if (plan.emulated != null) {
+            addFlagged(new Flagged(plan.emulated, sql)); // a batch runs on our connection: as detect
+        } else if (!plan.flagged.isEmpty()) {
+            addFlagged(plan.flagged.get(0));
         }
-        delegate.addBatch(sent);
+        delegate.addBatch(plan.sent);
     }
 
     final void addFlagged(Flagged f) {

@@ -220,13 +220,12 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
                 if (classId != null) {
                     ps.setLong(2, classId & 0xFFFFFFFFL);
                 }
-                Settings cut = new Settings(Settings.Mode.DETECT, Settings.PoolMode.AUTO, Settings.LeakCheck.TRACKED, logSql);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
                         HeldLock lock = new HeldLock(rs.getLong(3), rs.getLong(4), rs.getInt(5), rs.getString(6), rs.getInt(1));
                         waits.add(new AdvisoryWait(rs.getInt(1), rs.getInt(2), lock.key(), rs.getString(6), rs.getLong(7),
-                                rs.getString(8), rs.getString(9), rs.getString(10), cut.loggable(rs.getString(11)),
-                                cut.loggable(rs.getString(12))));
+                                rs.getString(8), rs.getString(9), rs.getString(10), logSql.cut(rs.getString(11)),
+                                logSql.cut(rs.getString(12))));
                     }
                 }
             }

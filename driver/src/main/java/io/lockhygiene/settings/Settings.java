@@ -11,7 +11,25 @@ public final class Settings {
 
     public enum LeakCheck { TRACKED, ALWAYS, NEVER }
 
-    public enum LogSql { TRUNCATE, FULL, NONE }
+    public enum LogSql {
+        TRUNCATE, FULL, NONE;
+
+        /** SQL as it may appear in a log line, an event or a report under this setting. */
+        public String cut(String sql) {
+            if (sql == null) {
+                return "null";
+            }
+            switch (this) {
+                case NONE:
+                    return "<sql hidden: lockhygiene.logSql=none>";
+                case FULL:
+                    return sql;
+                default:
+                    return sql.length() <= TRUNCATE_AT ? sql : sql.substring(0, TRUNCATE_AT) + "... (" + sql.length()
+                            + " chars; lockhygiene.logSql=full shows all)";
+            }
+        }
+    }
 
     public enum SkipLocked { WARN, STRICT, OFF }
 
@@ -70,18 +88,7 @@ public final class Settings {
 
     /** SQL as it may appear in a log line or event under this configuration. */
     public String loggable(String sql) {
-        if (sql == null) {
-            return "null";
-        }
-        switch (logSql) {
-            case NONE:
-                return "<sql hidden: lockhygiene.logSql=none>";
-            case FULL:
-                return sql;
-            default:
-                return sql.length() <= TRUNCATE_AT ? sql
-                        : sql.substring(0, TRUNCATE_AT) + "... (" + sql.length() + " chars; lockhygiene.logSql=full shows all)";
-        }
+        return logSql.cut(sql);
     }
 
     @Override

@@ -1,6 +1,5 @@
 package io.lockhygiene.agent.cli;
 
-import java.io.File;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
@@ -129,9 +128,5 @@ final class Database {
             sb.append(String.format("%08d", part.matches("\\d+") ? Integer.parseInt(part) : 0));
         }
         return sb.toString();
-    }
-
-    static String separator() {
-        return File.separator;
     }
 }

@@ -258,7 +258,6 @@ public final class DbCommands {
         if (sql == null) {
             return "";
         }
-        String one = sql.replaceAll("\\s+", " ").trim();
-        return one.length() <= 200 ? one : one.substring(0, 200) + "...";
+        return io.lockhygiene.settings.Settings.LogSql.TRUNCATE.cut(sql.replaceAll("\\s+", " ").trim());
     }
 }

@@ -12,45 +12,14 @@ import io.lockhygiene.it.bed.TestBed;
  */
 public final class Demo {
 
-    /** A way to open a worker's connection: plain pgjdbc, or LockHygiene in some mode. */
-    interface Client {
-        String label();
-
-        java.sql.Connection open(TestBed bed, Route route) throws java.sql.SQLException;
-    }
-
-    static final List<Client> CLIENTS = List.of(
-            new Client() {
-                @Override
-                public String label() {
-                    return "plain pgjdbc";
-                }
-
-                @Override
-                public java.sql.Connection open(TestBed bed, Route route) throws java.sql.SQLException {
-                    return bed.connect(route);
-                }
-            },
-            lockHygiene("detect"),
-            lockHygiene("rewrite"),
-            lockHygiene("strict"),
-            lockHygiene("emulate"));
+    static final List<Client> CLIENTS = List.of(Client.plain(), lockHygiene("detect"), lockHygiene("rewrite"),
+            lockHygiene("strict"), lockHygiene("emulate"));
 
     static Client lockHygiene(String mode) {
-        return new Client() {
-            @Override
-            public String label() {
-                return "lockhygiene " + mode;
-            }
-
-            @Override
-            public java.sql.Connection open(TestBed bed, Route route) throws java.sql.SQLException {
-                // Behind a session-mode PgBouncer the user says so: auto treats any pooler as transaction pooling.
-                return route == Route.SESSION_POOL
-                        ? bed.connectLockHygiene(route, "lockhygiene.mode=" + mode, "lockhygiene.poolMode=session")
-                        : bed.connectLockHygiene(route, "lockhygiene.mode=" + mode);
-            }
-        };
+        // Behind a session-mode PgBouncer the user says so: auto treats any pooler as transaction pooling.
+        return Client.of("lockhygiene " + mode, (bed, route) -> route == Route.SESSION_POOL
+                ? bed.connectLockHygiene(route, "lockhygiene.mode=" + mode, "lockhygiene.poolMode=session")
+                : bed.connectLockHygiene(route, "lockhygiene.mode=" + mode));
     }
 
     public static void main(String[] args) throws Exception {

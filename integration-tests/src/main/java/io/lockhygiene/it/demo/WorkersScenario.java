@@ -128,7 +128,7 @@ public final class WorkersScenario {
     }
 
     /** Runs whose [begin, end] intersects at least one other run's. */
-    static int countOverlapping(List<long[]> runs) {
+    public static int countOverlapping(List<long[]> runs) {
         List<long[]> sorted = new ArrayList<>(runs);
         sorted.sort((a, b) -> Long.compare(a[0], b[0]));
         boolean[] overlaps = new boolean[sorted.size()];

@@ -133,12 +133,7 @@ public final class SampleService {
         for (Thread t : threads) {
             t.join();
         }
-        runs.sort((a, b) -> Long.compare(a[0], b[0]));
-        int overlapping = 0;
-        for (int i = 0; i < runs.size(); i++) {
-            boolean o = (i > 0 && runs.get(i)[0] < runs.get(i - 1)[1]) || (i + 1 < runs.size() && runs.get(i + 1)[0] < runs.get(i)[1]);
-            overlapping += o ? 1 : 0;
-        }
+        int overlapping = io.lockhygiene.it.demo.WorkersScenario.countOverlapping(runs);
         System.out.println("RESULT workers runs=" + runs.size() + " overlapping=" + overlapping + " errors=" + errors.get());
     }
 

@@ -16,6 +16,7 @@ import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.lockhygiene.it.EventRecorder;
 import io.lockhygiene.LockHygiene;
 import io.lockhygiene.LockHygieneDataSource;
 import io.lockhygiene.events.EventType;

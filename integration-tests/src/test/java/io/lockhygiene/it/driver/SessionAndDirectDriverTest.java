@@ -10,6 +10,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 
+import io.lockhygiene.it.EventRecorder;
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;

@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 
+import io.lockhygiene.it.EventRecorder;
 import io.lockhygiene.LockHygiene;
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.events.LockHygieneEvent;

@@ -14,6 +14,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.lockhygiene.it.EventRecorder;
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
@@ -72,13 +73,13 @@ class CorpusTest {
     void everyStatementRunsThroughDetectWithPlainPgjdbcsOutcome() throws Exception {
         List<String> statements = statements(corpus());
         List<String> plain = outcomes(bed.connect(Route.DIRECT), statements);
-        try (io.lockhygiene.it.driver.EventRecorderBridge events = new io.lockhygiene.it.driver.EventRecorderBridge()) {
+        try (EventRecorder events = EventRecorder.all()) {
             List<String> guarded = outcomes(bed.connectLockHygiene(Route.DIRECT, "lockhygiene.mode=detect"), statements);
             for (int i = 0; i < statements.size(); i++) {
                 assertEquals(plain.get(i), guarded.get(i), "statement " + i + ": " + statements.get(i));
             }
-            assertEquals(0, events.count(EventType.SESSION_LOCK_CALL) + events.count(EventType.LEAK_RELEASED)
-                    + events.count(EventType.REJECTED));
+            assertEquals(0, events.of(EventType.SESSION_LOCK_CALL).size() + events.of(EventType.LEAK_RELEASED).size()
+                    + events.of(EventType.REJECTED).size());
         }
         assertTrue(plain.stream().anyMatch(o -> o.startsWith("ERROR 22012")), "the division by zero fails both ways");
     }

@@ -13,12 +13,12 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Properties;
 
+import io.lockhygiene.it.EventRecorder;
 import io.lockhygiene.LockHygieneDataSource;
 import io.lockhygiene.events.LockHygieneEvent;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
-import io.lockhygiene.it.driver.EventRecorderBridge;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -60,7 +60,7 @@ class SecurityTest {
     void passwordsNeverAppear() throws Exception {
         String password = bed.endpoints().password();
         StringBuilder everything = new StringBuilder();
-        try (EventRecorderBridge events = new EventRecorderBridge()) {
+        try (EventRecorder events = EventRecorder.all()) {
             everything.append(captured(() -> {
                 String inUrl = bed.lockHygieneUrl(Route.TRANSACTION_POOL) + "&user=" + bed.endpoints().user() + "&password=" + password;
                 try (Connection c = DriverManager.getConnection(inUrl); Statement s = c.createStatement()) {
@@ -101,7 +101,7 @@ class SecurityTest {
     void logSqlNoneKeepsSqlOutOfEveryOutput() throws Exception {
         String marker = "SECRET_SQL_MARKER";
         StringBuilder everything = new StringBuilder();
-        try (EventRecorderBridge events = new EventRecorderBridge()) {
+        try (EventRecorder events = EventRecorder.all()) {
             everything.append(captured(() -> {
                 try (Connection c = bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.logSql=none");
                      Statement s = c.createStatement()) {

@@ -11,6 +11,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 
+import io.lockhygiene.it.EventRecorder;
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
@@ -54,14 +55,14 @@ class SkipLockedTest {
         String sql = ROW + " FOR UPDATE SKIP LOCKED";
         try (Connection owner = bed.connect(Route.DIRECT); Connection plain = bed.connect(Route.TRANSACTION_POOL);
              Connection guarded = bed.connectLockHygiene(Route.TRANSACTION_POOL);
-             EventRecorderForTraps events = new EventRecorderForTraps("report-daily")) {
+             EventRecorder events = EventRecorder.mentioning("report-daily")) {
             owner.setAutoCommit(false);
             assertEquals(1, rows(owner, ROW + " FOR UPDATE"));
             assertEquals(1, rows(plain, ROW), "the job exists");
             assertEquals(0, rows(plain, sql), "control: SKIP LOCKED reads 'no job' while the row is merely locked");
             assertEquals(0, rows(guarded, sql), "warn changes nothing in the result");
-            assertEquals(1, events.count(EventType.SKIP_LOCKED_SINGLE_KEY));
-            assertTrue(events.first(EventType.SKIP_LOCKED_SINGLE_KEY).contains("[job_key]"));
+            assertEquals(1, events.of(EventType.SKIP_LOCKED_SINGLE_KEY).size());
+            assertTrue(events.of(EventType.SKIP_LOCKED_SINGLE_KEY).get(0).message().contains("[job_key]"));
             owner.rollback();
         }
     }
@@ -81,20 +82,20 @@ class SkipLockedTest {
     })
     void flagsOnlyStatementsPinnedByAUniqueKey(String sql, boolean flagged) throws Exception {
         try (Connection c = bed.connectLockHygiene(Route.TRANSACTION_POOL);
-             EventRecorderForTraps events = new EventRecorderForTraps("sk_jobs")) {
+             EventRecorder events = EventRecorder.mentioning("sk_jobs")) {
             c.setAutoCommit(false);
             rows(c, sql);
             c.rollback();
-            assertEquals(flagged ? 1 : 0, events.count(EventType.SKIP_LOCKED_SINGLE_KEY), sql);
+            assertEquals(flagged ? 1 : 0, events.of(EventType.SKIP_LOCKED_SINGLE_KEY).size(), sql);
         }
     }
 
     @Test
     void bindParameterKeysAreFlaggedToo() throws Exception {
         try (Connection c = bed.connectLockHygiene(Route.TRANSACTION_POOL);
-             EventRecorderForTraps events = new EventRecorderForTraps("sk_jobs");
+             EventRecorder events = EventRecorder.mentioning("sk_jobs");
              PreparedStatement ps = c.prepareStatement("SELECT * FROM sk_jobs WHERE id = ? FOR UPDATE SKIP LOCKED")) {
-            assertEquals(1, events.count(EventType.SKIP_LOCKED_SINGLE_KEY), "checked once, when prepared");
+            assertEquals(1, events.of(EventType.SKIP_LOCKED_SINGLE_KEY).size(), "checked once, when prepared");
             c.setAutoCommit(false);
             ps.setLong(1, 2);
             ps.executeQuery().close();

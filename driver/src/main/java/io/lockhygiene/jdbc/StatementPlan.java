@@ -3,8 +3,8 @@ package io.lockhygiene.jdbc;
 import java.util.Collections;
 import java.util.List;
 
-/** Decided once at prepare time: the text pgjdbc prepares and what each execution must record. */
-final class PreparedPlan {
+/** Decided once per text (at prepare time, or per Statement.execute): what is sent, and what each execution must record. */
+final class StatementPlan {
     final String original;
     final String sent;
     /** Empty when executions need no work (no session-level call left in the text that is sent). */
@@ -12,18 +12,18 @@ final class PreparedPlan {
     /** emulate: the scan of a statement prepared on the lock holder; null otherwise. */
     final io.lockhygiene.sql.ScanResult emulated;
 
-    PreparedPlan(String original, String sent, List<Flagged> flagged) {
+    StatementPlan(String original, String sent, List<Flagged> flagged) {
         this(original, sent, flagged, null);
     }
 
-    PreparedPlan(String original, String sent, List<Flagged> flagged, io.lockhygiene.sql.ScanResult emulated) {
+    StatementPlan(String original, String sent, List<Flagged> flagged, io.lockhygiene.sql.ScanResult emulated) {
         this.original = original;
         this.sent = sent;
         this.flagged = flagged;
         this.emulated = emulated;
     }
 
-    static PreparedPlan unflagged(String sql) {
-        return new PreparedPlan(sql, sql, Collections.emptyList());
+    static StatementPlan unflagged(String sql) {
+        return new StatementPlan(sql, sql, Collections.emptyList());
     }
 }

@@ -1,4 +1,4 @@
-package io.lockhygiene.it.driver;
+package io.lockhygiene.it;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -12,7 +12,7 @@ import io.lockhygiene.events.LockHygieneEvent;
 import io.lockhygiene.events.LockHygieneListener;
 
 /** Collects the events of one test (filtered, so other tests' connections do not bleed in). */
-final class EventRecorder implements LockHygieneListener, AutoCloseable {
+public final class EventRecorder implements LockHygieneListener, AutoCloseable {
     private final List<LockHygieneEvent> events = Collections.synchronizedList(new ArrayList<>());
     private final Predicate<LockHygieneEvent> filter;
 
@@ -22,11 +22,11 @@ final class EventRecorder implements LockHygieneListener, AutoCloseable {
     }
 
     /** Events whose key, SQL or message mention {@code marker} (a test's own lock key). */
-    static EventRecorder mentioning(String marker) {
+    public static EventRecorder mentioning(String marker) {
         return new EventRecorder(e -> contains(e.key(), marker) || contains(e.sql(), marker) || contains(e.message(), marker));
     }
 
-    static EventRecorder all() {
+    public static EventRecorder all() {
         return new EventRecorder(e -> true);
     }
 
@@ -41,15 +41,22 @@ final class EventRecorder implements LockHygieneListener, AutoCloseable {
         }
     }
 
-    List<LockHygieneEvent> of(EventType type) {
+    public List<LockHygieneEvent> of(EventType type) {
         synchronized (events) {
             return events.stream().filter(e -> e.type() == type).collect(Collectors.toList());
         }
     }
 
-    List<EventType> types() {
+    public List<EventType> types() {
         synchronized (events) {
             return events.stream().map(LockHygieneEvent::type).collect(Collectors.toList());
+        }
+    }
+
+    /** Every recorded event, in order. */
+    public List<LockHygieneEvent> events() {
+        synchronized (events) {
+            return new ArrayList<>(events);
         }
     }
 
