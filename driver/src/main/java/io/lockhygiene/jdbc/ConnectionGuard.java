@@ -4,29 +4,38 @@ import io.lockhygiene.log.Log;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.events.Events;
-import io.lockhygiene.events.LockHygieneEvent;
 import io.lockhygiene.leak.Attribution;
 import io.lockhygiene.leak.HeldLock;
 import io.lockhygiene.leak.LeakCheckSql;
 import io.lockhygiene.leak.LockCall;
 import io.lockhygiene.policy.Decision;
 import io.lockhygiene.policy.LockPolicy;
+import io.lockhygiene.policy.Situation;
 import io.lockhygiene.settings.Settings;
 import io.lockhygiene.sql.AdvisoryCall;
 import io.lockhygiene.sql.ScanResult;
 import io.lockhygiene.sql.SqlRewriter;
+import io.lockhygiene.sql.SqlScanner;
+import io.lockhygiene.sql.TransactionControl;
 
 /**
- * Everything LockHygiene does for one application connection: the per-statement decision, the
- * transaction wrapping of autocommit lock calls, the leak check at transaction end and at return, and
- * the reports. The JDBC wrappers only route calls here.
+ * Everything LockHygiene does for one application connection: the per-statement decision (from
+ * {@link LockPolicy}, fed by {@link #situation()}, the one place that says where we are), the
+ * transaction wrapping of autocommit lock calls, the leak check at every real transaction end (the JDBC
+ * API's or the application's own COMMIT / ROLLBACK text) and at return. The JDBC wrappers only route
+ * calls here.
+ *
+ * <p>It never ends a transaction the application opened: whether a statement runs inside one is read
+ * from the status the server reported, not from {@code getAutoCommit()}.
  *
  * <p>Not thread-safe beyond what a JDBC connection promises: one thread uses it at a time.
  */
@@ -39,6 +48,7 @@ final class ConnectionGuard {
     private final String id;
     private final boolean off;
     private final boolean alwaysCheck;
+    private final LeakReporter reporter;
     /** Calls seen since the last leak check, for attribution; non-empty means "touched advisory locks". */
     private final List<LockCall> calls = new ArrayList<>(2);
     private Boolean transactionPooling; // resolved lazily: null until first needed
@@ -55,6 +65,7 @@ final class ConnectionGuard {
         this.id = "lh-" + IDS.incrementAndGet();
         this.off = settings.mode() == Settings.Mode.OFF;
         this.alwaysCheck = !off && settings.leakCheck() == Settings.LeakCheck.ALWAYS;
+        this.reporter = new LeakReporter(id, settings);
         this.holder = settings.mode() == Settings.Mode.EMULATE && holderFactory != null
                 ? new LockHolder(holderFactory, id, settings.lockTimeoutMillis()) : null;
         Events.registerMBeanOnce();
@@ -74,66 +85,80 @@ final class ConnectionGuard {
      */
     boolean passesUnchecked(String sql) throws SQLException {
         Events.counters().statementSeen();
-        return off || (!io.lockhygiene.sql.SqlScanner.mightMatter(sql) && !checksEveryStatement());
-    }
-
-    /** leakCheck=always in autocommit under transaction pooling: every statement ends a transaction. */
-    boolean checksEveryStatement() throws SQLException {
-        return alwaysCheck && raw.getAutoCommit() && transactionPooling();
-    }
-
-    /** Plans a prepare*(sql): rejects, rewrites, or marks the executions that must be recorded. */
-    StatementPlan plan(String sql) throws SQLException {
-        if (off || !io.lockhygiene.sql.SqlScanner.mightMatter(sql)) {
-            return StatementPlan.unflagged(sql);
-        }
-        ScanResult scan = scan(sql);
-        if (emulates(scan)) {
-            return new StatementPlan(sql, sql, java.util.Collections.emptyList(), scan);
-        }
-        if (!scan.hasSessionLevelCall() && !scan.hasSkipLocked()) {
-            return StatementPlan.unflagged(sql);
-        }
-        String sent = textToSend(sql, scan);
-        if (sent != sql || !scan.hasSessionLevelCall()) {
-            return new StatementPlan(sql, sent, java.util.Collections.emptyList());
-        }
-        return new StatementPlan(sql, sent, java.util.Collections.singletonList(new Flagged(scan, sql)));
-    }
-
-    /** The verdict for a statement's text: reject, rewrite or pass; called when the prefilter hit. */
-    private ScanResult scan(String sql) {
-        return ScanCache.scan(sql);
+        return off || (!SqlScanner.mightMatter(sql) && !watchesEveryStatement());
     }
 
     /**
-     * For Statement.execute*(sql) and addBatch(sql) now, and for prepare*(sql) at prepare time: throws
-     * for REJECT, returns the text to send (rewritten for REWRITE).
+     * True while every statement must be looked at, whatever its text: under transaction pooling, while
+     * a leak check is due at the end of the open transaction (the application may end it with COMMIT as
+     * text), and always with leakCheck=always.
      */
-    private String textToSend(String sql, ScanResult scan) throws SQLException {
+    boolean watchesEveryStatement() throws SQLException {
+        if (off) {
+            return false;
+        }
+        if (!calls.isEmpty() || !adoptable.isEmpty()) {
+            return Boolean.TRUE.equals(transactionPooling);
+        }
+        return alwaysCheck && transactionPooling();
+    }
+
+    /** Where we are now: the server's transaction status, autocommit, pooling, the holder. */
+    Situation situation() throws SQLException {
+        return new Situation(Pgjdbc.transactionStatus(raw), raw.getAutoCommit(), transactionPooling(),
+                holder != null && holder.isHolding());
+    }
+
+    /**
+     * Plans a text (a prepare*(sql), a Statement.execute*(sql), an addBatch(sql)): rejects, rewrites,
+     * emulates, or marks the executions that must be recorded.
+     */
+    StatementPlan plan(String sql) throws SQLException {
+        if (off) {
+            return StatementPlan.unflagged(sql);
+        }
+        boolean mightMatter = SqlScanner.mightMatter(sql);
+        if (!mightMatter && !watchesEveryStatement()) {
+            return StatementPlan.unflagged(sql);
+        }
+        ScanResult scan = mightMatter ? ScanCache.scan(sql) : ScanCache.scanAll(sql);
+        if (scan == ScanResult.NOTHING) {
+            return StatementPlan.unflagged(sql);
+        }
         if (scan.hasSkipLocked() && settings.skipLocked() != Settings.SkipLocked.OFF) {
             checkSkipLocked(sql);
         }
         if (!scan.hasSessionLevelCall()) {
-            return sql;
+            return new StatementPlan(sql, sql, Collections.emptyList(), scan, Decision.PASS);
         }
-        boolean txPool = transactionPooling();
-        Decision d = LockPolicy.decide(scan, txPool, raw.getAutoCommit(), settings.mode());
-        if (d == Decision.REJECT) {
-            throw reject(sql, scan);
+        Situation where = situation();
+        Decision d = LockPolicy.decide(scan, where, settings.mode(), settings.leakCheck(), holder != null);
+        switch (d) {
+            case REJECT:
+                throw reject(sql, scan);
+            case EMULATE:
+                return new StatementPlan(sql, sql, Collections.emptyList(), scan, d);
+            case REWRITE:
+                String rewritten = SqlRewriter.toTransactionScoped(sql, scan,
+                        scan.callsInTransaction(where.statementRunsInTransaction()));
+                announceRewrite(sql, scan, rewritten);
+                // calls the text's own COMMIT left in autocommit keep their session form: record them
+                ScanResult left = SqlScanner.scan(rewritten);
+                return new StatementPlan(sql, rewritten, left.hasSessionLevelCall()
+                        ? Collections.singletonList(new Flagged(left, rewritten)) : Collections.emptyList(), left, d);
+            default:
+                return new StatementPlan(sql, sql, Collections.singletonList(new Flagged(scan, sql)), scan, d);
         }
-        if (d == Decision.REWRITE) {
-            String rewritten = SqlRewriter.toTransactionScoped(sql, scan);
-            if (WARNINGS.allow("rw:" + sql)) {
-                Log.info("LockHygiene rewrote session-level advisory calls to transaction-scoped ones (lockhygiene.mode=rewrite,"
-                        + " transaction pooling): the locks now end with this transaction, and unlocks inside it are"
-                        + " no-ops that return true. Was: {} Now: {}", settings.loggable(sql), settings.loggable(rewritten));
-            }
-            publish(EventType.REWRITTEN, scan.firstSessionCall().function().sqlName(), null, null, sql,
-                    "rewritten to " + settings.loggable(rewritten), null);
-            return rewritten;
+    }
+
+    private void announceRewrite(String sql, ScanResult scan, String rewritten) {
+        if (WARNINGS.allow("rw:" + sql)) {
+            Log.info("LockHygiene rewrote session-level advisory calls to transaction-scoped ones (lockhygiene.mode=rewrite,"
+                    + " transaction pooling): the locks now end with this transaction, and unlocks inside it are"
+                    + " no-ops that return true. Was: {} Now: {}", settings.loggable(sql), settings.loggable(rewritten));
         }
-        return sql;
+        reporter.publish(EventType.REWRITTEN, scan.firstSessionCall().function().sqlName(), null, null, sql,
+                "rewritten to " + settings.loggable(rewritten), null);
     }
 
     /** The SKIP LOCKED single-key trap: WARN (rate-limited) or, in strict, reject before sending. */
@@ -146,9 +171,9 @@ final class ConnectionGuard {
                 + v.key() + ": when that row is merely locked by another transaction this returns no row, and the"
                 + " caller reads \"no such job\". SKIP LOCKED is for claiming any of many rows. Fix: wait with plain"
                 + " FOR UPDATE, or use NOWAIT and handle the lock_not_available error (SQLState 55P03).";
-        publish(EventType.SKIP_LOCKED_SINGLE_KEY, null, null, null, sql, message, null);
+        reporter.publish(EventType.SKIP_LOCKED_SINGLE_KEY, null, null, null, sql, message, null);
         if (settings.skipLocked() == Settings.SkipLocked.STRICT) {
-            publish(EventType.REJECTED, null, null, null, sql, message, null);
+            reporter.publish(EventType.REJECTED, null, null, null, sql, message, null);
             throw new SQLException("LockHygiene (lockhygiene.skipLocked=strict) rejected this statement; nothing was sent. "
                     + message + " SQL: " + settings.loggable(sql), "0A000");
         }
@@ -161,8 +186,9 @@ final class ConnectionGuard {
 
     /**
      * Runs one execution (a statement, a prepared execution, a batch) whose texts may call session-level
-     * functions, or that must be checked under leakCheck=always: records the calls, warns, and wraps
-     * autocommit executions under transaction pooling in a transaction whose end carries the leak check.
+     * functions, or that is watched: records the calls, warns, and wraps an autocommit execution under
+     * transaction pooling in a transaction whose end carries the leak check (only when no transaction is
+     * open on the server and the text opens or ends none itself).
      *
      * @param flagged the texts that passed the prefilter, as the application wrote them, with the scan
      *                of what is sent (a rewritten text has no session-level call left)
@@ -173,39 +199,90 @@ final class ConnectionGuard {
             return call.run(sent);
         }
         boolean session = false;
+        boolean control = false;
         for (Flagged f : flagged) {
             session |= f.scan.hasSessionLevelCall();
+            control |= f.scan.hasTransactionControl();
         }
-        if (!session && !alwaysCheck) {
+        boolean watched = watchesEveryStatement();
+        if (!session && !watched) {
             return call.run(sent);
         }
-        boolean autoCommit = raw.getAutoCommit();
-        boolean txPool = transactionPooling();
+        Situation where = situation();
+        if (where.status() == Situation.TransactionStatus.FAILED) {
+            return call.run(sent); // PostgreSQL refuses it (25P02): nothing of ours goes with it
+        }
+        Decision d = Decision.PASS;
         for (Flagged f : flagged) {
             if (f.scan.hasSessionLevelCall()) {
-                record(f.scan, f.original, txPool, autoCommit);
+                record(f.scan, f.original, where);
+                Decision fd = LockPolicy.decide(f.scan, where, settings.mode(), settings.leakCheck(), holder != null);
+                d = fd == Decision.WRAP_IN_TRANSACTION ? fd : d;
             }
         }
-        if (txPool && autoCommit && settings.leakCheck() != Settings.LeakCheck.NEVER) {
+        if (alwaysCheck && where.transactionPooling() && !where.statementRunsInTransaction() && !control) {
+            d = Decision.WRAP_IN_TRANSACTION; // leakCheck=always: every autocommit statement ends a transaction
+        }
+        if (d == Decision.WRAP_IN_TRANSACTION) {
             return runWrapped(appStatement, sent, call);
         }
-        return call.run(sent);
+        R result = call.run(sent);
+        afterExecution();
+        return result;
+    }
+
+    /**
+     * A transaction ended without our check (a COMMIT in a prepared statement or in the middle of a
+     * text, a procedure's COMMIT): under transaction pooling its server is no longer ours, so the check
+     * cannot run there. Said once per connection and interval; never thrown.
+     */
+    private void afterExecution() throws SQLException {
+        if ((calls.isEmpty() && adoptable.isEmpty()) || !Boolean.TRUE.equals(transactionPooling)
+                || Pgjdbc.inTransaction(raw)) {
+            return;
+        }
+        String message = "LockHygiene: " + id + " ended a transaction that called session-level advisory functions"
+                + " in a way LockHygiene could not follow on the same server (a COMMIT or ROLLBACK that is not the last"
+                + " statement of its text, or one sent as a prepared statement): the leak check could not run there,"
+                + " so a session lock taken in it may stay on that server. End the transaction with commit()/rollback()"
+                + " or a COMMIT of its own.";
+        if (WARNINGS.allow("missed:" + id)) {
+            Log.warn(message);
+        }
+        reporter.publish(EventType.CHECK_FAILED, null, null, null, null, message, null);
+        calls.clear();
+        adoptable.clear();
+    }
+
+    /**
+     * True when a text whose last statement ends the transaction must carry the leak check: the check is
+     * due (locks were touched, or leakCheck=always) under transaction pooling.
+     */
+    boolean checksAtTextEnd(StatementPlan plan) throws SQLException {
+        if (off || settings.leakCheck() == Settings.LeakCheck.NEVER || plan.scan == null
+                || plan.scan.finalTransactionEnd() == null || !transactionPooling()) {
+            return false;
+        }
+        if (!Pgjdbc.inTransaction(raw) && raw.getAutoCommit() && !plan.scan.opensTransactionBefore(
+                plan.scan.finalTransactionEnd())) {
+            return false; // no transaction to end on a server of ours: the text runs as it is
+        }
+        return alwaysCheck || !calls.isEmpty() || !adoptable.isEmpty() || plan.scan.hasSessionLevelCall();
+    }
+
+    /**
+     * The application's own transaction end as text ({@code COMMIT}, {@code ROLLBACK}, {@code END}, ...):
+     * sent as it is, with the leak check in the same round trip, on a statement of ours. Returns the
+     * warnings PostgreSQL gave the end (e.g. "there is no transaction in progress").
+     */
+    SQLWarning endTransactionByText(String endText) throws SQLException {
+        return endTransaction(endText, false);
     }
 
     /** emulate under transaction pooling, and a statement the holder can run (one statement, no writes). */
     boolean emulates(ScanResult scan) throws SQLException {
-        return holder != null && LockPolicy.canEmulate(scan) && transactionPooling() && !adoptsInTransaction();
-    }
-
-    /**
-     * Inside a transaction the application already holds a server for, while the holder holds nothing, a
-     * session-level call runs on the application's own backend, exactly as PostgreSQL would: it needs no
-     * second server (so transactions that wait for a lock cannot starve the pool of the servers the
-     * holders need), and lock and unlock in one transaction stay there. A lock still held when that
-     * transaction ends is moved to the holder (see endTransaction).
-     */
-    private boolean adoptsInTransaction() throws SQLException {
-        return !holder.isHolding() && Pgjdbc.inTransaction(raw);
+        return holder != null && LockPolicy.decide(scan, situation(), settings.mode(), settings.leakCheck(), true)
+                == Decision.EMULATE;
     }
 
     /** The holder's connection, for preparing emulated statements on it. */
@@ -224,7 +301,7 @@ final class ConnectionGuard {
         if (emulatedCalls.size() > 64) {
             emulatedCalls.subList(0, emulatedCalls.size() - 64).clear(); // attribution needs the recent ones only
         }
-        publish(EventType.EMULATED, scan.firstSessionCall().function().sqlName(), null, null, sql,
+        reporter.publish(EventType.EMULATED, scan.firstSessionCall().function().sqlName(), null, null, sql,
                 "ran on the lock holder of " + id, stack);
         return holder.run(scan, call);
     }
@@ -238,18 +315,20 @@ final class ConnectionGuard {
     private List<HeldLock> adoptByHolder(List<HeldLock> held, String command) {
         List<HeldLock> notOurs = new ArrayList<>();
         for (HeldLock lock : held) {
-            if (Attribution.takerOf(lock, adoptable) == null) {
+            LockCall taker = Attribution.takerOf(lock, adoptable);
+            if (taker == null) {
                 notOurs.add(lock);
                 continue;
             }
             try {
                 holder.adopt(lock);
+                emulatedCalls.add(taker); // the holder holds it for that call now: attribute it there
                 Log.warn("LockHygiene: {} still held session advisory lock {} ({}) at {} of the transaction that took it;"
                         + " the lock holder took it over (between release and re-acquisition another client could take"
                         + " the key). Take such locks outside the transaction, or release them before it ends.",
                         id, lock.key(), lock.mode(), command);
             } catch (SQLException | RuntimeException e) {
-                checkFailed("while moving lock " + lock.key() + " to the lock holder", e);
+                reporter.checkFailed("while moving lock " + lock.key() + " to the lock holder", e);
             }
         }
         return notOurs;
@@ -270,12 +349,7 @@ final class ConnectionGuard {
         if (holder != null) {
             List<HeldLock> held = forGood ? holder.close() : holder.release();
             if (!held.isEmpty()) {
-                List<LockCall> saved = new ArrayList<>(calls);
-                calls.clear();
-                calls.addAll(emulatedCalls);
-                report(held, "by the lock holder when the application connection closed");
-                calls.clear();
-                calls.addAll(saved);
+                reporter.report(held, emulatedCalls, "by the lock holder when the application connection closed");
             }
             emulatedCalls.clear();
         }
@@ -288,8 +362,9 @@ final class ConnectionGuard {
         }
     }
 
-    private void record(ScanResult scan, String sql, boolean txPool, boolean autoCommit) {
+    private void record(ScanResult scan, String sql, Situation where) {
         Throwable stack = null;
+        int recorded = 0;
         for (AdvisoryCall c : scan.calls()) {
             if (!c.function().isSessionLevel()) {
                 continue;
@@ -298,20 +373,26 @@ final class ConnectionGuard {
                 stack = CallSite.capture("session-level advisory lock call sent here");
             }
             calls.add(new LockCall(c.function(), sql, c.argumentText(sql), stack));
+            recorded++;
         }
-        if (!txPool || stack == null) {
+        if (!where.transactionPooling() || stack == null) {
             return; // session pooling or direct: session locks are legitimate
         }
+        boolean inTransaction = where.statementRunsInTransaction();
         AdvisoryCall first = scan.firstSessionCall();
         String fix;
         if (settings.mode() == Settings.Mode.EMULATE) {
-            fix = holder == null
-                    ? " It cannot be emulated: this connection has no way to open a lock holder (it was not opened by the"
-                    + " LockHygiene driver or DataSource)."
-                    : " It cannot be emulated: the statement also changes data, locks rows or session state, or holds"
-                    + " several statements, so it cannot move to the lock holder; it runs as in detect. Take the lock"
-                    + " in a statement of its own.";
-        } else if (settings.mode() == Settings.Mode.REWRITE && autoCommit) {
+            if (holder != null) {
+                // emulate: the lock was taken on the application's own server (inside its transaction, or a
+                // statement that also writes); a lock still held at the transaction's end moves to the holder
+                adoptable.addAll(calls.subList(calls.size() - recorded, calls.size()));
+                Log.debug("LockHygiene: {} ran {} on its own server; a lock still held at the transaction's end moves to"
+                        + " the lock holder", id, first.function().sqlName());
+                return;
+            }
+            fix = " It cannot be emulated: this connection has no way to open a lock holder (it was not opened by the"
+                    + " LockHygiene driver or DataSource).";
+        } else if (settings.mode() == Settings.Mode.REWRITE && !inTransaction) {
             fix = " In autocommit it cannot be rewritten (an xact lock would end with the statement): mutual exclusion"
                     + " is lost. lockhygiene.mode=emulate keeps it; or take the lock inside a transaction.";
         } else {
@@ -319,27 +400,12 @@ final class ConnectionGuard {
         }
         String message = "session-level " + first.function().sqlName() + " under transaction pooling at "
                 + CallSite.describe(stack) + ": the lock cannot outlive "
-                + (autoCommit ? "this autocommit statement" : "this transaction")
+                + (inTransaction ? "this transaction" : "this autocommit statement")
                 + "; LockHygiene releases it at transaction end so no other client inherits it." + fix;
-        if (holder != null && LockPolicy.canEmulate(scan)) {
-            // emulate, inside the application's own transaction: legitimate, and handled at its end
-            adoptable.addAll(calls.subList(calls.size() - countSessionCalls(scan), calls.size()));
-            Log.debug("LockHygiene: {} ran {} inside its own transaction; a lock still held at its end moves to the"
-                    + " lock holder", id, first.function().sqlName());
-            return;
-        }
         if (WARNINGS.allow("d:" + sql)) {
             Log.warn("LockHygiene: {} SQL: {}", message, settings.loggable(sql));
         }
-        publish(EventType.SESSION_LOCK_CALL, first.function().sqlName(), null, null, sql, message, stack);
-    }
-
-    private static int countSessionCalls(ScanResult scan) {
-        int n = 0;
-        for (AdvisoryCall c : scan.calls()) {
-            n += c.function().isSessionLevel() ? 1 : 0;
-        }
-        return n;
+        reporter.publish(EventType.SESSION_LOCK_CALL, first.function().sqlName(), null, null, sql, message, stack);
     }
 
     /** Autocommit under transaction pooling: BEGIN + statement, then COMMIT + check in one round trip. */
@@ -354,7 +420,7 @@ final class ConnectionGuard {
             result = call.run(sent);
         } catch (SQLException | RuntimeException | Error appFailure) {
             try {
-                endTransaction("ROLLBACK");
+                endTransaction("ROLLBACK", true);
             } catch (SQLException | RuntimeException ours) {
                 appFailure.addSuppressed(ours);
             }
@@ -369,7 +435,7 @@ final class ConnectionGuard {
             throw appFailure;
         }
         try {
-            endTransaction("COMMIT");
+            endTransaction("COMMIT", true);
         } finally {
             raw.setAutoCommit(true);
             if (fetchSize != 0) {
@@ -381,43 +447,64 @@ final class ConnectionGuard {
 
     /** Connection.commit(): plain, or with the leak check piggybacked. */
     void commit() throws SQLException {
-        endTransaction("COMMIT");
+        if (raw.getAutoCommit()) {
+            raw.commit(); // pgjdbc refuses it ("Cannot commit when autoCommit is enabled."), as it should
+            return;
+        }
+        endTransaction("COMMIT", true);
     }
 
     /** Connection.rollback(): plain, or with the leak check piggybacked. */
     void rollback() throws SQLException {
-        endTransaction("ROLLBACK");
+        if (raw.getAutoCommit()) {
+            raw.rollback(); // refused by pgjdbc in autocommit, whatever the server's status
+            return;
+        }
+        endTransaction("ROLLBACK", true);
     }
 
     private boolean checkAtTransactionEnd() throws SQLException {
         if (off || settings.leakCheck() == Settings.LeakCheck.NEVER) {
             return false;
         }
-        if (settings.leakCheck() == Settings.LeakCheck.TRACKED && calls.isEmpty()) {
+        if (settings.leakCheck() == Settings.LeakCheck.TRACKED && calls.isEmpty() && adoptable.isEmpty()) {
             return false;
         }
         return transactionPooling();
     }
 
-    /** COMMIT or ROLLBACK, with the leak check in the same round trip when it is due. */
-    private void endTransaction(String command) throws SQLException {
+    /**
+     * Ends the transaction with {@code command} (COMMIT, ROLLBACK, or the application's own end text), with
+     * the leak check in the same round trip when it is due. Returns the end's warnings.
+     *
+     * @param api the JDBC API's commit() / rollback() (pgjdbc's own when no check is due), else a text
+     */
+    private SQLWarning endTransaction(String command, boolean api) throws SQLException {
         if (!checkAtTransactionEnd() || !Pgjdbc.inTransaction(raw)) {
-            if ("COMMIT".equals(command)) {
+            SQLWarning warnings = null;
+            if (api && "COMMIT".equals(command)) {
                 raw.commit();
-            } else {
+            } else if (api) {
                 raw.rollback();
+            } else {
+                try (Statement s = raw.createStatement()) {
+                    s.execute(command);
+                    warnings = s.getWarnings();
+                }
             }
-            if (transactionPooling != null && transactionPooling) {
+            if (Boolean.TRUE.equals(transactionPooling)) {
                 calls.clear();
                 adoptable.clear();
             }
-            return;
+            return warnings;
         }
         List<HeldLock> held;
+        SQLWarning warnings;
         try (Statement s = raw.createStatement()) {
             // A failure here is the COMMIT's own (serialization, deferred constraint, lost connection):
-            // exactly what the application's commit() would have thrown, so it propagates as is.
-            held = readHeldLocks(s, s.execute(LeakCheckSql.atTransactionEnd(command)));
+            // exactly what the application's commit would have thrown, so it propagates as is.
+            held = LeakReporter.readHeldLocks(s, s.execute(LeakCheckSql.atTransactionEnd(command)));
+            warnings = s.getWarnings();
         } catch (SQLException | RuntimeException e) {
             calls.clear(); // the transaction is over either way
             adoptable.clear();
@@ -427,8 +514,9 @@ final class ConnectionGuard {
             held = adoptByHolder(held, command);
             adoptable.clear();
         }
-        report(held, "at " + command + " under transaction pooling");
+        reporter.report(held, calls, "at " + command + " under transaction pooling");
         calls.clear();
+        return warnings;
     }
 
     /**
@@ -454,62 +542,13 @@ final class ConnectionGuard {
             }
             List<HeldLock> held;
             try (Statement s = raw.createStatement()) {
-                held = readHeldLocks(s, s.execute(LeakCheckSql.atReturn(raw.getAutoCommit())));
+                held = LeakReporter.readHeldLocks(s, s.execute(LeakCheckSql.atReturn(raw.getAutoCommit())));
             }
-            report(held, "when the connection was returned");
+            reporter.report(held, calls, "when the connection was returned");
         } catch (SQLException | RuntimeException e) {
-            checkFailed("at return", e);
+            reporter.checkFailed("at return", e);
         } finally {
             calls.clear();
-        }
-    }
-
-    void checkFailed(String when, Exception e) {
-        String message = "LockHygiene could not check " + id + " for leaked advisory locks " + when + ": " + e;
-        Log.warn(message);
-        publish(EventType.CHECK_FAILED, null, null, null, null, message, null);
-    }
-
-    /** Walks the piggyback's results ([COMMIT], LIST, RELEASE, [COMMIT]) to the five-column listing. */
-    private static List<HeldLock> readHeldLocks(Statement s, boolean isResultSet) throws SQLException {
-        List<HeldLock> held = new ArrayList<>();
-        while (isResultSet || s.getUpdateCount() != -1) {
-            if (isResultSet) {
-                try (ResultSet rs = s.getResultSet()) {
-                    if (rs.getMetaData().getColumnCount() == 5) {
-                        while (rs.next()) {
-                            held.add(new HeldLock(rs.getLong(1), rs.getLong(2), rs.getInt(3), rs.getString(4),
-                                    rs.getInt(5)));
-                        }
-                        return held;
-                    }
-                }
-            }
-            isResultSet = s.getMoreResults();
-        }
-        return held;
-    }
-
-    private void report(List<HeldLock> held, String when) {
-        for (HeldLock lock : held) {
-            LockCall taker = Attribution.takerOf(lock, calls);
-            if (taker != null) {
-                String message = "released leaked session advisory lock " + lock.key() + " (" + lock.mode()
-                        + ") held by backend " + lock.backendPid() + " " + when + ". It was taken by "
-                        + taker.function().sqlName() + " at " + CallSite.describe(taker.takenAt())
-                        + " and never unlocked on that backend; the next client of this server would have inherited it."
-                        + " Fix: pg_advisory_xact_lock inside a transaction, or lockhygiene.mode=emulate.";
-                Log.error("LockHygiene: {} SQL: {}", message, settings.loggable(taker.sql()), taker.takenAt());
-                publish(EventType.LEAK_RELEASED, taker.function().sqlName(), lock.key(), lock.mode(), taker.sql(),
-                        message, taker.takenAt());
-            } else {
-                String message = "released inherited session advisory lock " + lock.key() + " (" + lock.mode()
-                        + ") held by backend " + lock.backendPid() + " " + when + ": this connection never took it,"
-                        + " so another client of the same server left it there (or a function or DO block took it)."
-                        + " Find that client; LockHygiene in front of it reports where it takes the lock.";
-                Log.error("LockHygiene: {}", message);
-                publish(EventType.INHERITED_RELEASED, null, lock.key(), lock.mode(), null, message, null);
-            }
         }
     }
 
@@ -527,14 +566,9 @@ final class ConnectionGuard {
                 + " next client of the same server inherits it while others wait forever. Nothing was sent."
                 + " Fix: call " + xact + " inside a transaction (BEGIN ... COMMIT), or use lockhygiene.mode=emulate"
                 + " to keep session-lock code working. SQL: " + settings.loggable(sql);
-        publish(EventType.REJECTED, c.function().sqlName(), null, null, sql, message, CallSite.capture("rejected here"));
+        reporter.publish(EventType.REJECTED, c.function().sqlName(), null, null, sql, message,
+                CallSite.capture("rejected here"));
         return new SQLException(message, "0A000");
-    }
-
-    private void publish(EventType type, String function, String key, String mode, String sql, String message,
-                         Throwable stack) {
-        Events.publish(new LockHygieneEvent(type, id, function, key, mode, sql == null ? null : settings.loggable(sql),
-                message, stack));
     }
 
     /** Resolved once per connection; auto looks for a pooler (BackendKeyData pid != pg_backend_pid()). */
@@ -575,4 +609,8 @@ final class ConnectionGuard {
         }
     }
 
+    /** The text of a transaction end, as the application wrote it. */
+    static String textOf(String sql, TransactionControl end) {
+        return sql.substring(end.start(), end.end());
+    }
 }

@@ -21,7 +21,7 @@ class GuardedPreparedStatement<T extends PreparedStatement> extends PreparedStat
 
     private boolean fast() throws SQLException {
         io.lockhygiene.events.Events.counters().statementSeen();
-        return !flagged && plan.emulated == null && !guard.checksEveryStatement();
+        return !flagged && plan.emulated == null && !guard.watchesEveryStatement();
     }
 
     /** A statement prepared on the lock holder runs there, under the holder's transaction rules. */

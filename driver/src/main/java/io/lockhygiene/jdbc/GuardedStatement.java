@@ -41,9 +41,15 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
         return guard.passesUnchecked(sql);
     }
 
-    /** The slow path for Statement.execute*(sql): emulate, reject, rewrite, record, wrap. */
+    /** The slow path for Statement.execute*(sql): emulate, reject, rewrite, record, wrap, end. */
     final <R> R guarded(String sql, StatementCall<R> call) throws SQLException {
         StatementPlan plan = guard.plan(sql); // the same plan a prepared statement gets
+        if (guard.checksAtTextEnd(plan)) {
+            return endingTransaction(plan, call);
+        }
+        if (plan.scan != null && plan.decision == io.lockhygiene.policy.Decision.PASS && plan.flagged.isEmpty()) {
+            return guard.execute(plan.flagged, delegate, sql, s -> call.run(delegate, s)); // watched text
+        }
         if (plan.emulated != null) {
             Statement onHolder = holderStatement();
             R result = guard.runOnHolder(plan.emulated, sql, () -> call.run(onHolder, sql));
@@ -51,6 +57,28 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
             return result;
         }
         return guard.execute(plan.flagged, delegate, plan.sent, s -> call.run(delegate, s));
+    }
+
+    /**
+     * A text whose last statement ends the transaction while a leak check is due: what comes before the
+     * end runs on this statement as usual (its results are the application's), then the end itself goes
+     * with the check in one round trip on a statement of ours, so the check runs on the server that held
+     * the transaction. A text that is only the end shows what pgjdbc shows after one; after a longer
+     * text, the end's own update count is the one result the application does not see.
+     */
+    private <R> R endingTransaction(StatementPlan plan, StatementCall<R> call) throws SQLException {
+        io.lockhygiene.sql.TransactionControl end = plan.scan.finalTransactionEnd();
+        String endText = ConnectionGuard.textOf(plan.original, end);
+        if (end.statementIndex() == 0) {
+            EndedTransactionResult ended = new EndedTransactionResult(delegate, guard.endTransactionByText(endText));
+            emulated = ended;
+            return call.run(ended, plan.original);
+        }
+        // The rewrite splices only before the end: the end starts as far from the text's end in both.
+        String before = plan.sent.substring(0, plan.sent.length() - (plan.original.length() - end.start()));
+        R result = guard.execute(plan.flagged, delegate, before, s -> call.run(delegate, s));
+        guard.endTransactionByText(endText);
+        return result;
     }
 
     /** This statement's twin on the lock holder, created on first emulated execution. */
@@ -206,7 +234,7 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
 
     @Override
     public int[] executeBatch() throws SQLException {
-        if (batchFlagged == null && !guard.checksEveryStatement()) {
+        if (batchFlagged == null && !guard.watchesEveryStatement()) {
             return delegate.executeBatch();
         }
         List<Flagged> flagged = batchFlagged == null ? Collections.emptyList() : batchFlagged;
@@ -216,7 +244,7 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
 
     @Override
     public long[] executeLargeBatch() throws SQLException {
-        if (batchFlagged == null && !guard.checksEveryStatement()) {
+        if (batchFlagged == null && !guard.watchesEveryStatement()) {
             return delegate.executeLargeBatch();
         }
         List<Flagged> flagged = batchFlagged == null ? Collections.emptyList() : batchFlagged;

@@ -158,9 +158,13 @@ final class LockHolder {
      */
     private void settle(Connection c) throws SQLException {
         long count;
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(COUNT)) {
-            rs.next();
-            count = rs.getLong(1);
+        try (Statement s = c.createStatement()) {
+            // simple protocol: the holder goes idle in its transaction after this, holding no snapshot
+            Pgjdbc.executeSimple(s, COUNT);
+            try (ResultSet rs = s.getResultSet()) {
+                rs.next();
+                count = rs.getLong(1);
+            }
         }
         holding = count > 0;
         if (!holding) {
@@ -221,7 +225,7 @@ final class LockHolder {
                     if (rs) {
                         try (ResultSet r = s.getResultSet()) {
                             while (r.next()) {
-                                held.add(new HeldLock(r.getLong(1), r.getLong(2), r.getInt(3), r.getString(4), r.getInt(5)));
+                                held.add(HeldLock.fromListing(r));
                             }
                         }
                     }
@@ -259,9 +263,10 @@ final class LockHolder {
         }
     }
 
+    /** The holder's own statements go with the simple protocol (see {@link Pgjdbc#executeSimple}). */
     private static void execute(Connection c, String sql) throws SQLException {
         try (Statement s = c.createStatement()) {
-            s.execute(sql);
+            Pgjdbc.executeSimple(s, sql);
         }
     }
 

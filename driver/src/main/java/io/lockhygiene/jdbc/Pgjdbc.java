@@ -4,6 +4,9 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
+
+import io.lockhygiene.policy.Situation;
 
 /**
  * The two things LockHygiene asks pgjdbc beyond java.sql: the BackendKeyData pid and the transaction
@@ -26,7 +29,51 @@ final class Pgjdbc {
         }
     };
 
+    private static final ClassValue<Method> EXECUTE_WITH_FLAGS = new ClassValue<Method>() {
+        @Override
+        protected Method computeValue(Class<?> type) {
+            try {
+                Method m = type.getMethod("executeWithFlags", String.class, int.class);
+                m.setAccessible(true);
+                return m;
+            } catch (NoSuchMethodException | RuntimeException e) {
+                throw new IllegalStateException("pgjdbc " + type.getName() + " has no executeWithFlags(String, int)", e);
+            }
+        }
+    };
+    /** pgjdbc's QueryExecutor.QUERY_EXECUTE_AS_SIMPLE: send this one text with the simple query protocol. */
+    private static final int QUERY_EXECUTE_AS_SIMPLE = 1024;
+
     private Pgjdbc() {
+    }
+
+    /**
+     * Runs {@code sql} with the simple query protocol (BaseStatement.executeWithFlags). A session idle in
+     * transaction after an extended-protocol statement keeps a snapshot (backend_xmin), which makes
+     * CREATE INDEX CONCURRENTLY, REINDEX CONCURRENTLY and VACUUM wait for it; after a simple-protocol
+     * statement it holds none.
+     */
+    static boolean executeSimple(Statement s, String sql) throws SQLException {
+        Object base = unwrapStatement(s);
+        return (Boolean) invoke(EXECUTE_WITH_FLAGS.get(base.getClass()), base, sql, QUERY_EXECUTE_AS_SIMPLE);
+    }
+
+    private static Object unwrapStatement(Statement s) throws SQLException {
+        for (ClassLoader cl : new ClassLoader[] {s.getClass().getClassLoader(),
+                Thread.currentThread().getContextClassLoader(), Pgjdbc.class.getClassLoader()}) {
+            try {
+                Class<?> iface = Class.forName("org.postgresql.core.BaseStatement", false, cl);
+                if (iface.isInstance(s)) {
+                    return s;
+                }
+                if (s.isWrapperFor(iface)) {
+                    return s.unwrap(iface);
+                }
+            } catch (ClassNotFoundException | LinkageError | NullPointerException notThisLoader) {
+                // try the next loader
+            }
+        }
+        throw new SQLException("LockHygiene needs pgjdbc (org.postgresql.core.BaseStatement) behind " + s.getClass().getName());
     }
 
     /** PGConnection.getBackendPID(): the pid PgBouncer or PostgreSQL announced at connect. */
@@ -37,8 +84,24 @@ final class Pgjdbc {
 
     /** True unless BaseConnection.getTransactionState() is IDLE (no transaction open on the server). */
     static boolean inTransaction(Connection c) throws SQLException {
+        return transactionStatus(c) != Situation.TransactionStatus.IDLE;
+    }
+
+    /**
+     * BaseConnection.getTransactionState(): the status the server sent with its last ReadyForQuery
+     * (IDLE, OPEN, FAILED), whatever the JDBC API was told.
+     */
+    static Situation.TransactionStatus transactionStatus(Connection c) throws SQLException {
         Object base = unwrap(c, "org.postgresql.core.BaseConnection");
-        return !"IDLE".equals(String.valueOf(invoke(TRANSACTION_STATE.get(base.getClass()), base)));
+        String state = String.valueOf(invoke(TRANSACTION_STATE.get(base.getClass()), base));
+        switch (state) {
+            case "IDLE":
+                return Situation.TransactionStatus.IDLE;
+            case "FAILED":
+                return Situation.TransactionStatus.FAILED;
+            default:
+                return Situation.TransactionStatus.OPEN;
+        }
     }
 
     private static Object unwrap(Connection c, String interfaceName) throws SQLException {
@@ -69,9 +132,9 @@ final class Pgjdbc {
         }
     }
 
-    private static Object invoke(Method m, Object target) throws SQLException {
+    private static Object invoke(Method m, Object target, Object... args) throws SQLException {
         try {
-            return m.invoke(target);
+            return m.invoke(target, args);
         } catch (InvocationTargetException e) {
             if (e.getCause() instanceof SQLException) {
                 throw (SQLException) e.getCause();

@@ -22,6 +22,17 @@ final class ScanCache {
         if (!SqlScanner.mightMatter(sql)) {
             return ScanResult.NOTHING;
         }
+        return scanAll(sql);
+    }
+
+    /**
+     * The full scan whatever the prefilter says: for texts that must be looked at while a leak check is
+     * due (is this the application's COMMIT?). Null and empty text give NOTHING.
+     */
+    static ScanResult scanAll(String sql) {
+        if (sql == null || sql.isEmpty()) {
+            return ScanResult.NOTHING;
+        }
         ScanResult r = CACHE.get(sql);
         if (r == null) {
             r = SqlScanner.scan(sql);

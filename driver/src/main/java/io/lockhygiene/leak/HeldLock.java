@@ -20,6 +20,11 @@ public final class HeldLock {
         this.backendPid = backendPid;
     }
 
+    /** One row of {@link LeakCheckSql#LIST}: classid, objid, objsubid, mode, pid. */
+    public static HeldLock fromListing(java.sql.ResultSet row) throws java.sql.SQLException {
+        return new HeldLock(row.getLong(1), row.getLong(2), row.getInt(3), row.getString(4), row.getInt(5));
+    }
+
     public boolean isBigintKey() {
         return objsubid == 1;
     }

@@ -4,9 +4,9 @@ import io.lockhygiene.settings.Settings;
 import io.lockhygiene.sql.ScanResult;
 
 /**
- * The pure decision table: (what the statement calls, resolved pool mode, autocommit, mode) to
- * {@link Decision}. Session locks are legitimate under session pooling and direct connections; only
- * transaction pooling changes anything.
+ * The pure decision table: (what the statement calls, where we are, mode) to {@link Decision}. Session
+ * locks are legitimate under session pooling and direct connections; only transaction pooling changes
+ * anything. The connection guard acts on exactly what this returns.
  */
 public final class LockPolicy {
 
@@ -16,17 +16,22 @@ public final class LockPolicy {
     /**
      * A statement can run on the lock holder when it is one statement that only reads: the holder then
      * gives it exactly PostgreSQL's session-lock semantics. One that also writes, locks rows or changes
-     * session state must stay on the application's connection, in its transaction.
+     * session or transaction state must stay on the application's connection, in its transaction.
      */
     public static boolean canEmulate(ScanResult scan) {
         return scan.hasSessionLevelCall() && !scan.hasWrites() && scan.statementCount() == 1;
     }
 
     /**
-     * @param transactionPooling the resolved pool mode is transaction pooling
+     * @param holderAvailable emulate: this connection can open a lock holder
      */
-    public static Decision decide(ScanResult scan, boolean transactionPooling, boolean autoCommit, Settings.Mode mode) {
-        if (mode == Settings.Mode.OFF || !transactionPooling || !scan.hasSessionLevelCall()) {
+    public static Decision decide(ScanResult scan, Situation where, Settings.Mode mode, Settings.LeakCheck leakCheck,
+                                  boolean holderAvailable) {
+        if (mode == Settings.Mode.OFF || !where.transactionPooling() || !scan.hasSessionLevelCall()) {
+            return Decision.PASS;
+        }
+        if (where.status() == Situation.TransactionStatus.FAILED) {
+            // PostgreSQL answers 25P02 to anything but the transaction's end: send it as it is, add nothing
             return Decision.PASS;
         }
         switch (mode) {
@@ -34,21 +39,40 @@ public final class LockPolicy {
                 if (scan.hasSessionAcquire()) {
                     return Decision.REJECT;
                 }
-                // unlocks alone take nothing: let them run as in detect
-                return autoCommit ? Decision.WRAP_IN_TRANSACTION : Decision.PASS;
+                break; // unlocks alone take nothing: as detect
             case EMULATE:
-                if (canEmulate(scan)) {
+                // Inside a transaction the application's server is pinned anyway: while the holder holds
+                // nothing, the call runs there (and a lock still held at the end moves to the holder).
+                boolean adopts = where.status() == Situation.TransactionStatus.OPEN && !where.holderHolding();
+                if (holderAvailable && canEmulate(scan) && !adopts) {
                     return Decision.EMULATE;
                 }
-                // a statement that also writes (or holds several statements) cannot move to the holder
-                return autoCommit ? Decision.WRAP_IN_TRANSACTION : Decision.PASS;
+                break; // writes, several statements, or inside the transaction: as detect
             case REWRITE:
-                // In autocommit an xact lock would end with the statement: keep the session form, so
-                // behave as detect (and warn that mutual exclusion is lost).
-                return autoCommit ? Decision.WRAP_IN_TRANSACTION : Decision.REWRITE;
+                if (anyCallInTransaction(scan, where)) {
+                    return Decision.REWRITE;
+                }
+                // In autocommit an xact lock would end with the statement: keep the session form (as detect)
+                break;
             case DETECT:
             default:
-                return autoCommit ? Decision.WRAP_IN_TRANSACTION : Decision.PASS;
+                break;
         }
+        boolean autocommitStatement = !where.statementRunsInTransaction();
+        // A text with its own BEGIN or COMMIT is never wrapped: our transaction would swallow or end theirs.
+        if (autocommitStatement && !scan.hasTransactionControl() && leakCheck != Settings.LeakCheck.NEVER) {
+            return Decision.WRAP_IN_TRANSACTION;
+        }
+        return Decision.PASS;
+    }
+
+    private static boolean anyCallInTransaction(ScanResult scan, Situation where) {
+        boolean[] in = scan.callsInTransaction(where.statementRunsInTransaction());
+        for (int i = 0; i < in.length; i++) {
+            if (in[i] && scan.calls().get(i).function().isSessionLevel()) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -7,7 +7,7 @@ import java.util.List;
 public final class ScanResult {
     /** The verdict for the overwhelming majority of statements: nothing of interest. */
     public static final ScanResult NOTHING = new ScanResult(Collections.emptyList(), false, false, 1,
-            Collections.emptyList(), Collections.emptyList(), Collections.emptyList());
+            Collections.emptyList(), Collections.emptyList(), Collections.emptyList(), Collections.emptyList());
 
     private final List<AdvisoryCall> calls;
     private final boolean skipLocked;
@@ -18,9 +18,11 @@ public final class ScanResult {
     private final List<int[]> bodies;
     private final List<Integer> semicolons;
     private final List<Integer> skipLockedAt;
+    private final List<TransactionControl> transactionControls;
 
     ScanResult(List<AdvisoryCall> calls, boolean skipLocked, boolean writes, int statements, List<int[]> bodies,
-               List<Integer> semicolons, List<Integer> skipLockedAt) {
+               List<Integer> semicolons, List<Integer> skipLockedAt, List<TransactionControl> transactionControls) {
+        this.transactionControls = Collections.unmodifiableList(transactionControls);
         this.bodies = Collections.unmodifiableList(bodies);
         this.semicolons = Collections.unmodifiableList(semicolons);
         this.skipLockedAt = Collections.unmodifiableList(skipLockedAt);
@@ -100,6 +102,74 @@ public final class ScanResult {
             }
         }
         return false;
+    }
+
+    /** Top-level BEGIN, COMMIT, ROLLBACK [TO], SAVEPOINT, ... statements, in text order. */
+    public List<TransactionControl> transactionControls() {
+        return transactionControls;
+    }
+
+    /** True when the text opens or ends a transaction itself: LockHygiene must not wrap it in one. */
+    public boolean hasTransactionControl() {
+        return !transactionControls.isEmpty();
+    }
+
+    /**
+     * The transaction end that is the text's last statement (COMMIT, ROLLBACK, END, ABORT, PREPARE
+     * TRANSACTION, without AND CHAIN), or null: after such a text no transaction is open, whatever
+     * came before, so a leak check may follow it on the same server.
+     */
+    public TransactionControl finalTransactionEnd() {
+        if (transactionControls.isEmpty()) {
+            return null;
+        }
+        TransactionControl last = transactionControls.get(transactionControls.size() - 1);
+        return last.kind() == TransactionControl.Kind.END && last.statementIndex() == statements - 1 ? last : null;
+    }
+
+    /** True when a BEGIN (or a chained end) stands before {@code end} in the text. */
+    public boolean opensTransactionBefore(TransactionControl end) {
+        for (TransactionControl tc : transactionControls) {
+            if (tc.start() < end.start()
+                    && (tc.kind() == TransactionControl.Kind.BEGIN || tc.kind() == TransactionControl.Kind.END_AND_CHAIN)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** True when a transaction end stands before the last statement (its server may be gone after it). */
+    public boolean endsTransactionMidText() {
+        for (TransactionControl tc : transactionControls) {
+            if (tc.endsTransaction() && tc != finalTransactionEnd()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Whether each call (same order as {@link #calls()}) runs inside a transaction block, following the
+     * text's own BEGIN and COMMIT from the state the text starts in.
+     */
+    public boolean[] callsInTransaction(boolean startsInTransaction) {
+        boolean[] in = new boolean[calls.size()];
+        int t = 0;
+        boolean open = startsInTransaction;
+        for (int i = 0; i < in.length; i++) {
+            int at = calls.get(i).nameStart();
+            while (t < transactionControls.size() && transactionControls.get(t).start() < at) {
+                TransactionControl.Kind k = transactionControls.get(t).kind();
+                if (k == TransactionControl.Kind.BEGIN || k == TransactionControl.Kind.END_AND_CHAIN) {
+                    open = true;
+                } else if (k == TransactionControl.Kind.END) {
+                    open = false;
+                }
+                t++;
+            }
+            in[i] = open;
+        }
+        return in;
     }
 
     /** The first session-level call, for messages. */

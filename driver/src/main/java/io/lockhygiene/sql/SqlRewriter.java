@@ -20,15 +20,25 @@ public final class SqlRewriter {
 
     /** The rewritten text, or {@code sql} itself when there is no session-level call. */
     public static String toTransactionScoped(String sql, ScanResult scan) {
+        return toTransactionScoped(sql, scan, null);
+    }
+
+    /**
+     * The same, for the calls that run inside a transaction only ({@code inTransaction[i]} for
+     * {@code scan.calls().get(i)}; null means all): a call the text's own COMMIT left in autocommit keeps
+     * its session form, since an xact lock would end with its statement.
+     */
+    public static String toTransactionScoped(String sql, ScanResult scan, boolean[] inTransaction) {
         if (!scan.hasSessionLevelCall()) {
             return sql;
         }
         // Edits as (start, end, text); an alias insertion of an outer call lands after the edits of calls
         // nested in its arguments, so apply them in position order.
         java.util.List<Edit> edits = new java.util.ArrayList<>();
-        for (AdvisoryCall call : scan.calls()) {
+        for (int i = 0; i < scan.calls().size(); i++) {
+            AdvisoryCall call = scan.calls().get(i);
             AdvisoryFunction f = call.function();
-            if (!f.isSessionLevel()) {
+            if (!f.isSessionLevel() || (inTransaction != null && !inTransaction[i])) {
                 continue;
             }
             edits.add(new Edit(call.nameStart(), call.nameEnd(), f.rewriteTo()));

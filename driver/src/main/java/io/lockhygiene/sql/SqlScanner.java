@@ -95,6 +95,11 @@ public final class SqlScanner {
         private final List<Integer> skipLockedAt = new ArrayList<>(0);
         private int firstWordStart = -1;
         private int firstWordEnd = -1;
+        // transaction control: the leading words of the current statement, lower-cased
+        private final List<TransactionControl> transactionControls = new ArrayList<>(0);
+        private final String[] words = new String[5];
+        private int wordCount;
+        private int statementStart = -1;
         private boolean routineInStatement;
         private int lastSkipStart;
         // the last four significant tokens: enough for [before] schema . name (
@@ -127,8 +132,10 @@ public final class SqlScanner {
             if (tokensInStatement) {
                 statements++;
             }
-            return calls.isEmpty() && !skipLocked && bodies.isEmpty() ? ScanResult.NOTHING
-                    : new ScanResult(calls, skipLocked, writes, statements, bodies, semicolons, skipLockedAt);
+            return calls.isEmpty() && !skipLocked && bodies.isEmpty() && transactionControls.isEmpty()
+                    ? ScanResult.NOTHING
+                    : new ScanResult(calls, skipLocked, writes, statements, bodies, semicolons, skipLockedAt,
+                            transactionControls);
         }
 
         private void onToken() {
@@ -148,7 +155,12 @@ public final class SqlScanner {
                 }
             }
             if (tok != Tok.SEMI && tok != Tok.END) {
+                if (!tokensInStatement) {
+                    statementStart = tokStart;
+                }
                 tokensInStatement = true;
+            } else {
+                endStatement();
             }
             switch (tok) {
                 case LPAREN:
@@ -190,6 +202,17 @@ public final class SqlScanner {
             t1 = tok;
             t1Start = tokStart;
             t1End = tokEnd;
+        }
+
+        /** At a top-level ';' or the end: note the statement if it is transaction control. */
+        private void endStatement() {
+            if (tokensInStatement && wordCount > 0) {
+                TransactionControl.Kind kind = TransactionControl.classify(words, wordCount);
+                if (kind != null) {
+                    transactionControls.add(new TransactionControl(kind, statementStart, tokStart, statements));
+                }
+            }
+            wordCount = 0;
         }
 
         private void onOpenParen() {
@@ -246,6 +269,9 @@ public final class SqlScanner {
             if (firstWordStart < 0) {
                 firstWordStart = tokStart;
                 firstWordEnd = tokEnd;
+            }
+            if (wordCount < words.length && (wordCount > 0 || statementStart == tokStart)) {
+                words[wordCount++] = s.substring(tokStart, tokEnd).toLowerCase(java.util.Locale.ROOT);
             }
             if (isWord("function") || isWord("procedure")) {
                 routineInStatement = true;

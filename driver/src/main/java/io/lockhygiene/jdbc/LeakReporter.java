@@ -1,0 +1,86 @@
+package io.lockhygiene.jdbc;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.lockhygiene.events.EventType;
+import io.lockhygiene.events.Events;
+import io.lockhygiene.events.LockHygieneEvent;
+import io.lockhygiene.leak.Attribution;
+import io.lockhygiene.leak.HeldLock;
+import io.lockhygiene.leak.LockCall;
+import io.lockhygiene.log.Log;
+import io.lockhygiene.settings.Settings;
+
+/**
+ * Reads the listing of a leak check and says what it found: a leak (with where the lock was taken) or
+ * an inherited lock. One per connection; holds no state of its own.
+ */
+final class LeakReporter {
+    private final String connectionId;
+    private final Settings settings;
+
+    LeakReporter(String connectionId, Settings settings) {
+        this.connectionId = connectionId;
+        this.settings = settings;
+    }
+
+    /** Walks the piggyback's results ([COMMIT], LIST, RELEASE, [COMMIT]) to the five-column listing. */
+    static List<HeldLock> readHeldLocks(Statement s, boolean isResultSet) throws SQLException {
+        List<HeldLock> held = new ArrayList<>();
+        while (isResultSet || s.getUpdateCount() != -1) {
+            if (isResultSet) {
+                try (ResultSet rs = s.getResultSet()) {
+                    if (rs.getMetaData().getColumnCount() == 5) {
+                        while (rs.next()) {
+                            held.add(HeldLock.fromListing(rs));
+                        }
+                        return held;
+                    }
+                }
+            }
+            isResultSet = s.getMoreResults();
+        }
+        return held;
+    }
+
+    /** Reports each released lock, attributed to the call among {@code calls} that took it. */
+    void report(List<HeldLock> held, List<LockCall> calls, String when) {
+        for (HeldLock lock : held) {
+            LockCall taker = Attribution.takerOf(lock, calls);
+            if (taker != null) {
+                String message = "released leaked session advisory lock " + lock.key() + " (" + lock.mode()
+                        + ") held by backend " + lock.backendPid() + " " + when + ". It was taken by "
+                        + taker.function().sqlName() + " at " + CallSite.describe(taker.takenAt())
+                        + " and never unlocked on that backend; the next client of this server would have inherited it."
+                        + " Fix: pg_advisory_xact_lock inside a transaction, or lockhygiene.mode=emulate.";
+                Log.error("LockHygiene: {} SQL: {}", message, settings.loggable(taker.sql()), taker.takenAt());
+                publish(EventType.LEAK_RELEASED, taker.function().sqlName(), lock.key(), lock.mode(), taker.sql(),
+                        message, taker.takenAt());
+            } else {
+                String message = "released inherited session advisory lock " + lock.key() + " (" + lock.mode()
+                        + ") held by backend " + lock.backendPid() + " " + when + ": this connection never took it,"
+                        + " so another client of the same server left it there (or a function or DO block took it)."
+                        + " Find that client; LockHygiene in front of it reports where it takes the lock.";
+                Log.error("LockHygiene: {}", message);
+                publish(EventType.INHERITED_RELEASED, null, lock.key(), lock.mode(), null, message, null);
+            }
+        }
+    }
+
+    /** A check that could not run: logged and published, never thrown (the application's work goes on). */
+    void checkFailed(String when, Exception e) {
+        String message = "LockHygiene could not check " + connectionId + " for leaked advisory locks " + when + ": " + e;
+        Log.warn(message);
+        publish(EventType.CHECK_FAILED, null, null, null, null, message, null);
+    }
+
+    void publish(EventType type, String function, String key, String mode, String sql, String message,
+                 Throwable stack) {
+        Events.publish(new LockHygieneEvent(type, connectionId, function, key, mode,
+                sql == null ? null : settings.loggable(sql), message, stack));
+    }
+}
