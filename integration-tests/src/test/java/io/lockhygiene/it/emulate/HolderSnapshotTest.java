@@ -1,0 +1,142 @@
+package io.lockhygiene.it.emulate;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+
+import io.lockhygiene.LockHygieneDataSource;
+import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.bed.TestBedExtension;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
+import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * Issue 12, item 4: a lock holder idle in its pinning transaction must hold no snapshot, or every
+ * CREATE INDEX CONCURRENTLY of the database waits for it (virtualxid) until it commits. Every wait here
+ * is bounded (statement_timeout, joins with a deadline).
+ */
+@ExtendWith(TestBedExtension.class)
+class HolderSnapshotTest {
+    private static final long KEY = 931_001;
+    private final TestBed bed = TestBed.shared();
+
+    @AfterEach
+    void cleanUp() throws SQLException {
+        bed.admin().terminateHoldersOf(KEY);
+    }
+
+    /** CREATE INDEX CONCURRENTLY on a fresh table, bounded by statement_timeout; returns the SQLState or "ok". */
+    private String indexConcurrently(String table, int timeoutSeconds) throws SQLException {
+        try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS " + table);
+            s.execute("CREATE TABLE " + table + " (id int, name text)");
+            s.execute("SET statement_timeout = '" + timeoutSeconds + "s'");
+            try {
+                s.execute("CREATE INDEX CONCURRENTLY " + table + "_name ON " + table + " (name)");
+                return "ok";
+            } catch (SQLException e) {
+                return e.getSQLState();
+            } finally {
+                s.execute("RESET statement_timeout");
+                s.execute("DROP TABLE IF EXISTS " + table);
+            }
+        }
+    }
+
+    private int idleInTransactionWithSnapshot() throws SQLException {
+        try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                     + " AND state = 'idle in transaction' AND backend_xmin IS NOT NULL AND pid <> pg_backend_pid()")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
+    @Test
+    void controlASessionIdleInTransactionAfterAnExtendedStatementBlocksIndexBuilds() throws Exception {
+        try (Connection idle = bed.connect(Route.DIRECT); Statement s = idle.createStatement()) {
+            idle.setAutoCommit(false);
+            s.execute("SELECT pg_advisory_lock(" + KEY + ")"); // extended protocol, pgjdbc's default
+            assertEquals(1, idleInTransactionWithSnapshot(), "it keeps backend_xmin while idle");
+            assertEquals("57014", indexConcurrently("lh_cic_control", 3), "the index build waits for it until cancelled");
+            idle.rollback();
+        }
+    }
+
+    @Test
+    void anEmulatedHolderIdleInItsTransactionDoesNotBlockIndexBuilds() throws Exception {
+        try (Connection c = bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate");
+             Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_try_advisory_lock(" + KEY + ")")) {
+            rs.next();
+            assertTrue(rs.getBoolean(1));
+            assertEquals(1, bed.admin().holdersOf(KEY).size(), "the holder holds the lock, idle in its transaction");
+            assertEquals(0, idleInTransactionWithSnapshot(), "and holds no snapshot");
+            assertEquals("ok", indexConcurrently("lh_cic_emulate", 30));
+            assertEquals(1, bed.admin().holdersOf(KEY).size(), "the lock is still held");
+        }
+    }
+
+    @Test
+    void flywaySessionLockWithAConcurrentIndexMigrationFourMigratorsAtOnce() throws Exception {
+        PGSimpleDataSource simple = new PGSimpleDataSource();
+        simple.setURL(bed.url(Route.TRANSACTION_POOL));
+        simple.setUser(bed.endpoints().user());
+        simple.setPassword(bed.endpoints().password());
+        Properties emulate = new Properties();
+        emulate.setProperty("lockhygiene.mode", "emulate");
+        LockHygieneDataSource ds = new LockHygieneDataSource(simple, emulate);
+        List<String> failures = Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            Thread t = new Thread(() -> {
+                try {
+                    FluentConfiguration config = Flyway.configure().dataSource(ds).schemas("fw_cic")
+                            .locations("classpath:db/lhcic").lockRetryCount(60);
+                    config.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
+                    Flyway fw = config.load();
+                    start.await();
+                    fw.migrate();
+                } catch (Exception e) {
+                    failures.add(e.getClass().getSimpleName() + ": " + e.getMessage());
+                }
+            }, "cic-migrator-" + i);
+            t.setDaemon(true); // a hang fails the test below instead of holding the JVM
+            threads.add(t);
+            t.start();
+        }
+        start.countDown();
+        for (Thread t : threads) {
+            t.join(90_000);
+        }
+        for (Thread t : threads) {
+            assertFalse(t.isAlive(), t.getName() + " still migrating after 90 s: the index build waits for a holder");
+        }
+        assertEquals(List.of(), failures);
+        try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT (SELECT count(*) FROM fw_cic.flyway_schema_history WHERE success"
+                     + " AND version IS NOT NULL), (SELECT count(*) FROM pg_indexes WHERE schemaname = 'fw_cic'"
+                     + " AND indexname = 'cic_jobs_name')")) {
+            rs.next();
+            assertEquals(2, rs.getInt(1), "each migration applied once");
+            assertEquals(1, rs.getInt(2), "the index was built");
+        }
+        assertEquals(List.of(), bed.admin().heldAdvisoryLocks(), "no lock left behind");
+    }
+}
