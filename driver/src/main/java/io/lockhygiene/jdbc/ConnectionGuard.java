@@ -58,6 +58,8 @@ final class ConnectionGuard {
     private final List<LockCall> emulatedCalls = new ArrayList<>(2);
     /** emulate: calls that ran inside the application's own transaction, whose locks move to the holder. */
     private final List<LockCall> adoptable = new ArrayList<>(2);
+    /** emulate: where the open application transaction's advisory calls run; null before its first one. */
+    private Situation.Venue transactionVenue;
 
     ConnectionGuard(Connection raw, Settings settings, HolderFactory holderFactory) {
         this.raw = raw;
@@ -97,7 +99,7 @@ final class ConnectionGuard {
         if (off) {
             return false;
         }
-        if (!calls.isEmpty() || !adoptable.isEmpty()) {
+        if (!calls.isEmpty() || !adoptable.isEmpty() || transactionVenue != null) {
             return Boolean.TRUE.equals(transactionPooling);
         }
         return alwaysCheck && transactionPooling();
@@ -105,8 +107,33 @@ final class ConnectionGuard {
 
     /** Where we are now: the server's transaction status, autocommit, pooling, the holder. */
     Situation situation() throws SQLException {
-        return new Situation(Pgjdbc.transactionStatus(raw), raw.getAutoCommit(), transactionPooling(),
-                holder != null && holder.isHolding());
+        Situation.TransactionStatus status = Pgjdbc.transactionStatus(raw);
+        boolean autoCommit = raw.getAutoCommit();
+        boolean holding = holder != null && holder.isHolding();
+        Situation.Venue venue = transactionVenue;
+        if (venue == null || (status == Situation.TransactionStatus.IDLE && autoCommit)) {
+            venue = holding ? Situation.Venue.HOLDER : Situation.Venue.UNDECIDED;
+        }
+        return new Situation(status, autoCommit, transactionPooling(), holding, venue);
+    }
+
+    /** emulate: the first advisory call of an application transaction fixes where the rest run. */
+    private void noteVenue(Situation where, Decision d) {
+        if (holder != null && transactionVenue == null && where.statementRunsInTransaction()) {
+            transactionVenue = d == Decision.EMULATE ? Situation.Venue.HOLDER : Situation.Venue.APPLICATION;
+        }
+    }
+
+    /** The application's transaction ended (any way): its xact locks on the holder go, its venue is forgotten. */
+    private void applicationTransactionEnded() {
+        transactionVenue = null;
+        if (holder != null) {
+            try {
+                holder.endApplicationTransaction();
+            } catch (SQLException | RuntimeException e) {
+                reporter.checkFailed("while releasing the transaction-level locks its lock holder took for it", e);
+            }
+        }
     }
 
     /**
@@ -128,11 +155,15 @@ final class ConnectionGuard {
         if (scan.hasSkipLocked() && settings.skipLocked() != Settings.SkipLocked.OFF) {
             checkSkipLocked(sql);
         }
-        if (!scan.hasSessionLevelCall()) {
+        if (!scan.hasSessionLevelCall() && (holder == null || scan.calls().isEmpty())) {
             return new StatementPlan(sql, sql, Collections.emptyList(), scan, Decision.PASS);
         }
         Situation where = situation();
         Decision d = LockPolicy.decide(scan, where, settings.mode(), settings.leakCheck(), holder != null);
+        noteVenue(where, d);
+        if (!scan.hasSessionLevelCall() && d != Decision.EMULATE) {
+            return new StatementPlan(sql, sql, Collections.emptyList(), scan, Decision.PASS);
+        }
         switch (d) {
             case REJECT:
                 throw reject(sql, scan);
@@ -237,8 +268,13 @@ final class ConnectionGuard {
      * cannot run there. Said once per connection and interval; never thrown.
      */
     private void afterExecution() throws SQLException {
-        if ((calls.isEmpty() && adoptable.isEmpty()) || !Boolean.TRUE.equals(transactionPooling)
-                || Pgjdbc.inTransaction(raw)) {
+        if (!Boolean.TRUE.equals(transactionPooling) || Pgjdbc.inTransaction(raw)) {
+            return;
+        }
+        if (transactionVenue != null && raw.getAutoCommit()) {
+            applicationTransactionEnded();
+        }
+        if (calls.isEmpty() && adoptable.isEmpty()) {
             return;
         }
         String message = "LockHygiene: " + id + " ended a transaction that called session-level advisory functions"
@@ -301,9 +337,9 @@ final class ConnectionGuard {
         if (emulatedCalls.size() > 64) {
             emulatedCalls.subList(0, emulatedCalls.size() - 64).clear(); // attribution needs the recent ones only
         }
-        reporter.publish(EventType.EMULATED, scan.firstSessionCall().function().sqlName(), null, null, sql,
+        reporter.publish(EventType.EMULATED, scan.calls().get(0).function().sqlName(), null, null, sql,
                 "ran on the lock holder of " + id, stack);
-        return holder.run(scan, call);
+        return holder.run(scan, call, situation().statementRunsInTransaction());
     }
 
     /**
@@ -496,6 +532,7 @@ final class ConnectionGuard {
                 calls.clear();
                 adoptable.clear();
             }
+            applicationTransactionEnded();
             return warnings;
         }
         List<HeldLock> held;
@@ -508,8 +545,10 @@ final class ConnectionGuard {
         } catch (SQLException | RuntimeException e) {
             calls.clear(); // the transaction is over either way
             adoptable.clear();
+            applicationTransactionEnded();
             throw e;
         }
+        applicationTransactionEnded();
         if (!adoptable.isEmpty()) {
             held = adoptByHolder(held, command);
             adoptable.clear();

@@ -40,6 +40,9 @@ final class LockHolder {
     private volatile Connection connection;
     private volatile boolean holding;
     private volatile boolean shutDown;
+    /** A savepoint marks where the current application transaction's xact locks start on the holder. */
+    private boolean applicationSavepoint;
+    private static final String APP_TRANSACTION = "lockhygiene_app_tx";
 
     LockHolder(HolderFactory factory, String ownerId, long lockTimeoutMillis) {
         this.factory = factory;
@@ -81,8 +84,11 @@ final class LockHolder {
      *
      * @param call runs the application's statement on a statement of {@link #connection()}
      */
-    <R> R run(ScanResult scan, HolderCall<R> call) throws SQLException {
+    <R> R run(ScanResult scan, HolderCall<R> call, boolean applicationTransaction) throws SQLException {
         Connection c = connection();
+        if (hasTransactionLevelCall(scan)) {
+            return runTransactionLevel(c, call, applicationTransaction);
+        }
         if (scan.hasBlockingAcquire()) {
             return acquireBlocking(c, scan, call);
         }
@@ -99,6 +105,75 @@ final class LockHolder {
         }
         settle(c);
         return result;
+    }
+
+    private static boolean hasTransactionLevelCall(ScanResult scan) {
+        for (io.lockhygiene.sql.AdvisoryCall c : scan.calls()) {
+            if (!c.function().isSessionLevel()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The application's xact-level calls while the holder is its transaction's venue (it holds session
+     * locks of that connection, which the application's own server would wait for). They run here, after
+     * a savepoint: inside an application transaction the savepoint stays until that transaction ends
+     * ({@link #endApplicationTransaction}); in autocommit the statement is bracketed by it. Rolling back to
+     * the savepoint releases exactly the xact locks taken after it; session locks survive it, as in
+     * PostgreSQL. A blocking xact call waits here as it would on the application's server.
+     */
+    private <R> R runTransactionLevel(Connection c, HolderCall<R> call, boolean applicationTransaction)
+            throws SQLException {
+        String savepoint = applicationTransaction ? APP_TRANSACTION : "lockhygiene_xact";
+        if (!applicationTransaction || !applicationSavepoint) {
+            execute(c, "SAVEPOINT " + savepoint);
+            applicationSavepoint |= applicationTransaction;
+        }
+        R result;
+        try {
+            result = call.run();
+        } catch (SQLException | RuntimeException e) {
+            recoverFrom(c, e, true, savepoint);
+            if (applicationTransaction) {
+                applicationSavepoint = false; // rolled back to it: the transaction's next call sets a new one
+                releaseSavepointQuietly(c, savepoint, e);
+            }
+            throw e;
+        }
+        if (!applicationTransaction) {
+            execute(c, "ROLLBACK TO SAVEPOINT " + savepoint + "; RELEASE SAVEPOINT " + savepoint);
+        }
+        settle(c);
+        return result;
+    }
+
+    private void releaseSavepointQuietly(Connection c, String savepoint, Exception appFailure) {
+        try {
+            if (!c.isClosed() && Pgjdbc.inTransaction(c)) {
+                execute(c, "RELEASE SAVEPOINT " + savepoint);
+            }
+        } catch (SQLException | RuntimeException ours) {
+            appFailure.addSuppressed(ours);
+        }
+    }
+
+    /**
+     * The application's transaction ended: the xact locks taken here for it go (back to its savepoint),
+     * session locks stay; if nothing is left, the holder's server goes back to the pool.
+     */
+    void endApplicationTransaction() throws SQLException {
+        if (!applicationSavepoint) {
+            return;
+        }
+        applicationSavepoint = false;
+        Connection c = connection;
+        if (c == null || c.isClosed() || !Pgjdbc.inTransaction(c)) {
+            return;
+        }
+        execute(c, "ROLLBACK TO SAVEPOINT " + APP_TRANSACTION + "; RELEASE SAVEPOINT " + APP_TRANSACTION);
+        settle(c);
     }
 
     private <R> R acquireBlocking(Connection c, ScanResult scan, HolderCall<R> call) throws SQLException {
@@ -127,6 +202,7 @@ final class LockHolder {
                     execute(c, "ROLLBACK TO SAVEPOINT lockhygiene_wait");
                     if (!holding) {
                         c.commit(); // wait without pinning a pooled server
+                        applicationSavepoint = false;
                     }
                 } catch (SQLException ours) {
                     e.addSuppressed(ours);
@@ -169,6 +245,7 @@ final class LockHolder {
         holding = count > 0;
         if (!holding) {
             c.commit();
+            applicationSavepoint = false;
         }
     }
 
@@ -187,6 +264,7 @@ final class LockHolder {
             } else if (Pgjdbc.inTransaction(c)) {
                 execute(c, "ROLLBACK; " + LeakCheckSql.RELEASE);
                 holding = false;
+                applicationSavepoint = false;
             }
         } catch (SQLException | RuntimeException ours) {
             appFailure.addSuppressed(ours);
@@ -199,7 +277,7 @@ final class LockHolder {
         String sql = "SELECT " + function + "(" + (lock.isBigintKey() ? Long.toString(lock.bigintKey())
                 : lock.firstIntKey() + ", " + lock.secondIntKey()) + ")";
         try (Statement s = connection().createStatement()) {
-            run(io.lockhygiene.sql.SqlScanner.scan(sql), () -> s.execute(sql));
+            run(io.lockhygiene.sql.SqlScanner.scan(sql), () -> s.execute(sql), false);
         }
     }
 
@@ -237,6 +315,7 @@ final class LockHolder {
         } finally {
             closeQuietly(c);
             holding = false;
+            applicationSavepoint = false;
         }
         return held;
     }

@@ -19,7 +19,12 @@ public final class LockPolicy {
      * session or transaction state must stay on the application's connection, in its transaction.
      */
     public static boolean canEmulate(ScanResult scan) {
-        return scan.hasSessionLevelCall() && !scan.hasWrites() && scan.statementCount() == 1;
+        return scan.hasSessionLevelCall() && canRunOnHolder(scan);
+    }
+
+    /** One statement that only reads: it may run on the lock holder. */
+    public static boolean canRunOnHolder(ScanResult scan) {
+        return !scan.hasWrites() && scan.statementCount() == 1;
     }
 
     /**
@@ -27,8 +32,13 @@ public final class LockPolicy {
      */
     public static Decision decide(ScanResult scan, Situation where, Settings.Mode mode, Settings.LeakCheck leakCheck,
                                   boolean holderAvailable) {
-        if (mode == Settings.Mode.OFF || !where.transactionPooling() || !scan.hasSessionLevelCall()) {
+        if (mode == Settings.Mode.OFF || !where.transactionPooling() || scan.calls().isEmpty()) {
             return Decision.PASS;
+        }
+        if (!scan.hasSessionLevelCall()) {
+            // xact-level calls alone: only emulate moves them, to the holder, while it is their venue
+            return mode == Settings.Mode.EMULATE && holderAvailable && where.status() != Situation.TransactionStatus.FAILED
+                    && canRunOnHolder(scan) && where.venue() == Situation.Venue.HOLDER ? Decision.EMULATE : Decision.PASS;
         }
         if (where.status() == Situation.TransactionStatus.FAILED) {
             // PostgreSQL answers 25P02 to anything but the transaction's end: send it as it is, add nothing
@@ -41,13 +51,14 @@ public final class LockPolicy {
                 }
                 break; // unlocks alone take nothing: as detect
             case EMULATE:
-                // Inside a transaction the application's server is pinned anyway: while the holder holds
-                // nothing, the call runs there (and a lock still held at the end moves to the holder).
-                boolean adopts = where.status() == Situation.TransactionStatus.OPEN && !where.holderHolding();
-                if (holderAvailable && canEmulate(scan) && !adopts) {
+                // Inside a transaction the application's server is pinned anyway: unless the holder is this
+                // transaction's venue, the call runs there (a lock still held at the end moves to the holder).
+                if (holderAvailable && canEmulate(scan) && (where.venue() == Situation.Venue.HOLDER
+                        || (where.venue() == Situation.Venue.UNDECIDED
+                            && where.status() != Situation.TransactionStatus.OPEN))) {
                     return Decision.EMULATE;
                 }
-                break; // writes, several statements, or inside the transaction: as detect
+                break; // writes, several statements, or on the application's server: recorded, moved at the end
             case REWRITE:
                 if (anyCallInTransaction(scan, where)) {
                     return Decision.REWRITE;
