@@ -257,9 +257,33 @@ final class ConnectionGuard {
         if (d == Decision.WRAP_IN_TRANSACTION) {
             return runWrapped(appStatement, sent, call);
         }
-        R result = call.run(sent);
+        R result;
+        try {
+            result = call.run(sent);
+        } catch (SQLException | RuntimeException appFailure) {
+            afterFailure(appFailure);
+            throw appFailure;
+        }
         afterExecution();
         return result;
+    }
+
+    /**
+     * The application's statement failed. If that aborted its transaction, PostgreSQL has released the
+     * transaction's locks already (at the error, not at the ROLLBACK that follows): so do the xact locks
+     * its lock holder took for it. Never masks the application's exception.
+     */
+    private void afterFailure(Exception appFailure) {
+        if (transactionVenue != Situation.Venue.HOLDER || holder == null) {
+            return;
+        }
+        try {
+            if (Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.FAILED) {
+                holder.endApplicationTransaction();
+            }
+        } catch (SQLException | RuntimeException ours) {
+            appFailure.addSuppressed(ours);
+        }
     }
 
     /**
@@ -339,7 +363,33 @@ final class ConnectionGuard {
         }
         reporter.publish(EventType.EMULATED, scan.calls().get(0).function().sqlName(), null, null, sql,
                 "ran on the lock holder of " + id, stack);
-        return holder.run(scan, call, situation().statementRunsInTransaction());
+        boolean inTransaction = situation().statementRunsInTransaction();
+        try {
+            return holder.run(scan, call, inTransaction);
+        } catch (SQLException | RuntimeException appFailure) {
+            if (inTransaction) {
+                failApplicationTransaction(appFailure);
+            }
+            throw appFailure;
+        }
+    }
+
+    /**
+     * A statement of the application's transaction failed on the lock holder: in PostgreSQL that error
+     * would have aborted the transaction (every later statement gets 25P02 until ROLLBACK, and its locks
+     * are gone). So the application's own transaction is aborted the same way, with a statement that fails
+     * on purpose, and the holder lets go of the transaction's xact locks. The application sees its own
+     * error, never ours.
+     */
+    private void failApplicationTransaction(Exception appFailure) {
+        try (Statement s = raw.createStatement()) {
+            s.execute("ROLLBACK TO SAVEPOINT lockhygiene_statement_failed_on_the_lock_holder");
+        } catch (SQLException expected) {
+            // 3B001 (no such savepoint): the transaction is aborted now, as PostgreSQL would have it
+        } catch (RuntimeException ours) {
+            appFailure.addSuppressed(ours);
+        }
+        afterFailure(appFailure);
     }
 
     /**
