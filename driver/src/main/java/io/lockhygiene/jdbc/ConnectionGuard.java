@@ -240,18 +240,18 @@ final class ConnectionGuard {
             return call.run(sent);
         }
         Situation where = situation();
-        if (where.status() == Situation.TransactionStatus.FAILED) {
-            return call.run(sent); // PostgreSQL refuses it (25P02): nothing of ours goes with it
-        }
         Decision d = Decision.PASS;
-        for (Flagged f : flagged) {
+        // In a failed transaction PostgreSQL refuses everything but its end (25P02): nothing of ours is
+        // recorded or sent with it, and only what follows the statement (its end, maybe) is looked at.
+        for (Flagged f : where.status() == Situation.TransactionStatus.FAILED ? Collections.<Flagged>emptyList() : flagged) {
             if (f.scan.hasSessionLevelCall()) {
                 record(f.scan, f.original, where);
                 Decision fd = LockPolicy.decide(f.scan, where, settings.mode(), settings.leakCheck(), holder != null);
                 d = fd == Decision.WRAP_IN_TRANSACTION ? fd : d;
             }
         }
-        if (alwaysCheck && where.transactionPooling() && !where.statementRunsInTransaction() && !control) {
+        if (alwaysCheck && where.transactionPooling() && !where.statementRunsInTransaction() && !control
+                && where.status() != Situation.TransactionStatus.FAILED) {
             d = Decision.WRAP_IN_TRANSACTION; // leakCheck=always: every autocommit statement ends a transaction
         }
         if (d == Decision.WRAP_IN_TRANSACTION) {
@@ -270,8 +270,8 @@ final class ConnectionGuard {
 
     /**
      * The application's statement failed. If that aborted its transaction, PostgreSQL has released the
-     * transaction's locks already (at the error, not at the ROLLBACK that follows): so do the xact locks
-     * its lock holder took for it. Never masks the application's exception.
+     * locks of the innermost (sub)transaction already (at the error, not at the ROLLBACK that follows): so
+     * do the xact locks its lock holder took for it there. Never masks the application's exception.
      */
     private void afterFailure(Exception appFailure) {
         if (transactionVenue != Situation.Venue.HOLDER || holder == null) {
@@ -279,11 +279,56 @@ final class ConnectionGuard {
         }
         try {
             if (Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.FAILED) {
-                holder.endApplicationTransaction();
+                holder.applicationStatementFailed();
             }
         } catch (SQLException | RuntimeException ours) {
             appFailure.addSuppressed(ours);
         }
+    }
+
+    /**
+     * emulate: the application's text set, rolled back to or released savepoints; while the holder keeps
+     * xact locks for this transaction, it mirrors them (see {@link HolderSavepoints}).
+     */
+    void followSavepoints(ScanResult scan, String sql) {
+        if (transactionVenue != Situation.Venue.HOLDER || scan == null) {
+            return;
+        }
+        for (TransactionControl tc : scan.transactionControls()) {
+            TransactionControl.Kind k = tc.kind();
+            if (k == TransactionControl.Kind.SAVEPOINT || k == TransactionControl.Kind.ROLLBACK_TO
+                    || k == TransactionControl.Kind.RELEASE) {
+                followSavepoint(k, "text:" + savepointName(sql.substring(tc.start(), tc.end())));
+            }
+        }
+    }
+
+    /** emulate: one savepoint command of the application (a name from text, or a JDBC Savepoint). */
+    void followSavepoint(TransactionControl.Kind kind, Object savepoint) {
+        if (transactionVenue != Situation.Venue.HOLDER || holder == null) {
+            return;
+        }
+        try {
+            holder.applicationSavepoint(kind, savepoint);
+        } catch (SQLException | RuntimeException e) {
+            reporter.checkFailed("while following a savepoint of the application on its lock holder", e);
+        }
+    }
+
+    /** The savepoint's name in a SAVEPOINT / ROLLBACK TO / RELEASE statement: its last word, folded as PostgreSQL does. */
+    static String savepointName(String statement) {
+        String s = statement.trim();
+        if (s.endsWith(";")) {
+            s = s.substring(0, s.length() - 1).trim();
+        }
+        int i = s.length();
+        if (s.endsWith("\"")) {
+            return s.substring(s.lastIndexOf('"', s.length() - 2) + 1, s.length() - 1).replace("\"\"", "\"");
+        }
+        while (i > 0 && !Character.isWhitespace(s.charAt(i - 1))) {
+            i--;
+        }
+        return s.substring(i).toLowerCase(java.util.Locale.ROOT);
     }
 
     /**
@@ -591,7 +636,7 @@ final class ConnectionGuard {
             // A failure here is the COMMIT's own (serialization, deferred constraint, lost connection):
             // exactly what the application's commit would have thrown, so it propagates as is.
             held = LeakReporter.readHeldLocks(s, s.execute(LeakCheckSql.atTransactionEnd(command)));
-            warnings = s.getWarnings();
+            warnings = withoutCountingWarnings(s.getWarnings());
         } catch (SQLException | RuntimeException e) {
             calls.clear(); // the transaction is over either way
             adoptable.clear();
@@ -696,6 +741,26 @@ final class ConnectionGuard {
             Log.debug("LockHygiene: {} could not tell whether a pooler is in between ({}); assuming one", id, e.toString());
             return null;
         }
+    }
+
+    /** The end's own warnings: those of our counting release (see {@link LeakCheckSql#LIST}) are not the application's. */
+    private static SQLWarning withoutCountingWarnings(SQLWarning warnings) {
+        SQLWarning kept = null;
+        SQLWarning last = null;
+        for (SQLWarning w = warnings; w != null; w = w.getNextWarning()) {
+            String m = w.getMessage();
+            if (m != null && m.startsWith(LeakCheckSql.COUNTING_WARNING)) {
+                continue;
+            }
+            SQLWarning copy = new SQLWarning(m, w.getSQLState(), w.getErrorCode());
+            if (kept == null) {
+                kept = copy;
+            } else {
+                last.setNextWarning(copy);
+            }
+            last = copy;
+        }
+        return kept;
     }
 
     /** The text of a transaction end, as the application wrote it. */

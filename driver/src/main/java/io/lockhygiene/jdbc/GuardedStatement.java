@@ -48,7 +48,9 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
             return endingTransaction(plan, call);
         }
         if (plan.scan != null && plan.decision == io.lockhygiene.policy.Decision.PASS && plan.flagged.isEmpty()) {
-            return guard.execute(plan.flagged, delegate, sql, s -> call.run(delegate, s)); // watched text
+            R result = guard.execute(plan.flagged, delegate, sql, s -> call.run(delegate, s)); // watched text
+            guard.followSavepoints(plan.scan, sql);
+            return result;
         }
         if (plan.emulated != null) {
             Statement onHolder = holderStatement();

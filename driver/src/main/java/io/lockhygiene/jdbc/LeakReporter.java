@@ -28,13 +28,13 @@ final class LeakReporter {
         this.settings = settings;
     }
 
-    /** Walks the piggyback's results ([COMMIT], LIST, RELEASE, [COMMIT]) to the five-column listing. */
+    /** Walks the piggyback's results ([COMMIT], LIST, RELEASE, [COMMIT]) to the six-column listing. */
     static List<HeldLock> readHeldLocks(Statement s, boolean isResultSet) throws SQLException {
         List<HeldLock> held = new ArrayList<>();
         while (isResultSet || s.getUpdateCount() != -1) {
             if (isResultSet) {
                 try (ResultSet rs = s.getResultSet()) {
-                    if (rs.getMetaData().getColumnCount() == 5) {
+                    if (rs.getMetaData().getColumnCount() == 6) {
                         while (rs.next()) {
                             held.add(HeldLock.fromListing(rs));
                         }
@@ -53,7 +53,7 @@ final class LeakReporter {
             LockCall taker = Attribution.takerOf(lock, calls);
             if (taker != null) {
                 String message = "released leaked session advisory lock " + lock.key() + " (" + lock.mode()
-                        + ") held by backend " + lock.backendPid() + " " + when + ". It was taken by "
+                        + times(lock) + ") held by backend " + lock.backendPid() + " " + when + ". It was taken by "
                         + taker.function().sqlName() + " at " + CallSite.describe(taker.takenAt())
                         + " and never unlocked on that backend; the next client of this server would have inherited it."
                         + " Fix: pg_advisory_xact_lock inside a transaction, or lockhygiene.mode=emulate.";
@@ -62,13 +62,17 @@ final class LeakReporter {
                         message, taker.takenAt());
             } else {
                 String message = "released inherited session advisory lock " + lock.key() + " (" + lock.mode()
-                        + ") held by backend " + lock.backendPid() + " " + when + ": this connection never took it,"
+                        + times(lock) + ") held by backend " + lock.backendPid() + " " + when + ": this connection never took it,"
                         + " so another client of the same server left it there (or a function or DO block took it)."
                         + " Find that client; LockHygiene in front of it reports where it takes the lock.";
                 Log.error("LockHygiene: {}", message);
                 publish(EventType.INHERITED_RELEASED, null, lock.key(), lock.mode(), null, message, null);
             }
         }
+    }
+
+    private static String times(HeldLock lock) {
+        return lock.count() > 1 ? ", taken " + lock.count() + " times" : "";
     }
 
     /** A check that could not run: logged and published, never thrown (the application's work goes on). */

@@ -40,9 +40,8 @@ final class LockHolder {
     private volatile Connection connection;
     private volatile boolean holding;
     private volatile boolean shutDown;
-    /** A savepoint marks where the current application transaction's xact locks start on the holder. */
-    private boolean applicationSavepoint;
-    private static final String APP_TRANSACTION = "lockhygiene_app_tx";
+    /** Where the application's transaction and savepoints start on the holder, for its xact locks. */
+    private final HolderSavepoints savepoints = new HolderSavepoints();
 
     LockHolder(HolderFactory factory, String ownerId, long lockTimeoutMillis) {
         this.factory = factory;
@@ -126,10 +125,11 @@ final class LockHolder {
      */
     private <R> R runTransactionLevel(Connection c, HolderCall<R> call, boolean applicationTransaction)
             throws SQLException {
-        String savepoint = applicationTransaction ? APP_TRANSACTION : "lockhygiene_xact";
-        if (!applicationTransaction || !applicationSavepoint) {
+        String savepoint = applicationTransaction ? HolderSavepoints.APPLICATION_TRANSACTION : "lockhygiene_xact";
+        if (applicationTransaction) {
+            savepoints.begin(c);
+        } else {
             execute(c, "SAVEPOINT " + savepoint);
-            applicationSavepoint |= applicationTransaction;
         }
         R result;
         try {
@@ -137,7 +137,7 @@ final class LockHolder {
         } catch (SQLException | RuntimeException e) {
             recoverFrom(c, e, true, savepoint);
             if (applicationTransaction) {
-                applicationSavepoint = false; // rolled back to it: the transaction's next call sets a new one
+                savepoints.reset(); // rolled back to it: the transaction's next call sets a new one
                 releaseSavepointQuietly(c, savepoint, e);
             }
             throw e;
@@ -164,16 +164,48 @@ final class LockHolder {
      * session locks stay; if nothing is left, the holder's server goes back to the pool.
      */
     void endApplicationTransaction() throws SQLException {
-        if (!applicationSavepoint) {
-            return;
-        }
-        applicationSavepoint = false;
         Connection c = connection;
-        if (c == null || c.isClosed() || !Pgjdbc.inTransaction(c)) {
+        if (!savepoints.active() || c == null || c.isClosed() || !Pgjdbc.inTransaction(c)) {
+            savepoints.reset();
             return;
         }
-        execute(c, "ROLLBACK TO SAVEPOINT " + APP_TRANSACTION + "; RELEASE SAVEPOINT " + APP_TRANSACTION);
+        savepoints.end(c);
         settle(c);
+    }
+
+    /** A statement of the application's transaction failed: see {@link HolderSavepoints#abortInnermost}. */
+    void applicationStatementFailed() throws SQLException {
+        Connection c = connection;
+        if (!savepoints.active() || c == null || c.isClosed() || !Pgjdbc.inTransaction(c)) {
+            return;
+        }
+        savepoints.abortInnermost(c);
+        settle(c);
+    }
+
+    /**
+     * The application set, rolled back to or released a savepoint (by its name, or its JDBC Savepoint):
+     * mirrored, so that a rollback to it releases the xact locks the holder took for it since.
+     */
+    void applicationSavepoint(io.lockhygiene.sql.TransactionControl.Kind kind, Object savepoint) throws SQLException {
+        Connection c = connection;
+        if (!savepoints.active() || c == null || c.isClosed()) {
+            return;
+        }
+        switch (kind) {
+            case SAVEPOINT:
+                savepoints.savepoint(c, savepoint);
+                break;
+            case ROLLBACK_TO:
+                savepoints.rollbackTo(c, savepoint);
+                settle(c);
+                break;
+            case RELEASE:
+                savepoints.release(c, savepoint);
+                break;
+            default:
+                break;
+        }
     }
 
     private <R> R acquireBlocking(Connection c, ScanResult scan, HolderCall<R> call) throws SQLException {
@@ -202,7 +234,7 @@ final class LockHolder {
                     execute(c, "ROLLBACK TO SAVEPOINT lockhygiene_wait");
                     if (!holding) {
                         c.commit(); // wait without pinning a pooled server
-                        applicationSavepoint = false;
+                        savepoints.reset();
                     }
                 } catch (SQLException ours) {
                     e.addSuppressed(ours);
@@ -245,7 +277,7 @@ final class LockHolder {
         holding = count > 0;
         if (!holding) {
             c.commit();
-            applicationSavepoint = false;
+            savepoints.reset();
         }
     }
 
@@ -264,7 +296,7 @@ final class LockHolder {
             } else if (Pgjdbc.inTransaction(c)) {
                 execute(c, "ROLLBACK; " + LeakCheckSql.RELEASE);
                 holding = false;
-                applicationSavepoint = false;
+                savepoints.reset();
             }
         } catch (SQLException | RuntimeException ours) {
             appFailure.addSuppressed(ours);
@@ -276,8 +308,11 @@ final class LockHolder {
         String function = lock.isShared() ? "pg_catalog.pg_advisory_lock_shared" : "pg_catalog.pg_advisory_lock";
         String sql = "SELECT " + function + "(" + (lock.isBigintKey() ? Long.toString(lock.bigintKey())
                 : lock.firstIntKey() + ", " + lock.secondIntKey()) + ")";
+        io.lockhygiene.sql.ScanResult scan = io.lockhygiene.sql.SqlScanner.scan(sql);
         try (Statement s = connection().createStatement()) {
-            run(io.lockhygiene.sql.SqlScanner.scan(sql), () -> s.execute(sql), false);
+            for (int i = 0; i < lock.count(); i++) { // as often as the application's session had stacked it
+                run(scan, () -> s.execute(sql), false);
+            }
         }
     }
 
@@ -315,7 +350,7 @@ final class LockHolder {
         } finally {
             closeQuietly(c);
             holding = false;
-            applicationSavepoint = false;
+            savepoints.reset();
         }
         return held;
     }

@@ -161,13 +161,29 @@ public class LockHygieneConnection extends ConnectionDelegate {
     }
 
     @Override
+    public Savepoint setSavepoint() throws SQLException {
+        Savepoint sp = delegate.setSavepoint();
+        guard.followSavepoint(io.lockhygiene.sql.TransactionControl.Kind.SAVEPOINT, sp);
+        return sp;
+    }
+
+    @Override
+    public Savepoint setSavepoint(String name) throws SQLException {
+        Savepoint sp = delegate.setSavepoint(name);
+        guard.followSavepoint(io.lockhygiene.sql.TransactionControl.Kind.SAVEPOINT, sp);
+        return sp;
+    }
+
+    @Override
     public void rollback(Savepoint savepoint) throws SQLException {
         delegate.rollback(savepoint); // not a transaction end
+        guard.followSavepoint(io.lockhygiene.sql.TransactionControl.Kind.ROLLBACK_TO, savepoint);
     }
 
     @Override
     public void releaseSavepoint(Savepoint savepoint) throws SQLException {
         delegate.releaseSavepoint(savepoint);
+        guard.followSavepoint(io.lockhygiene.sql.TransactionControl.Kind.RELEASE, savepoint);
     }
 
     @Override

@@ -58,6 +58,13 @@ final class Pgjdbc {
         return (Boolean) invoke(EXECUTE_WITH_FLAGS.get(base.getClass()), base, sql, QUERY_EXECUTE_AS_SIMPLE);
     }
 
+    /** {@link #executeSimple(Statement, String)} on a statement of its own. */
+    static void executeSimple(java.sql.Connection c, String sql) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            executeSimple(s, sql);
+        }
+    }
+
     private static Object unwrapStatement(Statement s) throws SQLException {
         for (ClassLoader cl : new ClassLoader[] {s.getClass().getClassLoader(),
                 Thread.currentThread().getContextClassLoader(), Pgjdbc.class.getClassLoader()}) {

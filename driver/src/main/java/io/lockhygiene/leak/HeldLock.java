@@ -11,18 +11,30 @@ public final class HeldLock {
     private final int objsubid;
     private final String mode;
     private final int backendPid;
+    private final int count;
 
     public HeldLock(long classid, long objid, int objsubid, String mode, int backendPid) {
+        this(classid, objid, objsubid, mode, backendPid, 1);
+    }
+
+    public HeldLock(long classid, long objid, int objsubid, String mode, int backendPid, int count) {
         this.classid = classid & 0xFFFFFFFFL;
         this.objid = objid & 0xFFFFFFFFL;
         this.objsubid = objsubid;
         this.mode = mode;
         this.backendPid = backendPid;
+        this.count = count;
     }
 
-    /** One row of {@link LeakCheckSql#LIST}: classid, objid, objsubid, mode, pid. */
+    /** How many times the session held it (stacked), as the leak check counted while releasing it. */
+    public int count() {
+        return count;
+    }
+
+    /** One row of {@link LeakCheckSql#LIST}: classid, objid, objsubid, mode, pid, times released. */
     public static HeldLock fromListing(java.sql.ResultSet row) throws java.sql.SQLException {
-        return new HeldLock(row.getLong(1), row.getLong(2), row.getInt(3), row.getString(4), row.getInt(5));
+        return new HeldLock(row.getLong(1), row.getLong(2), row.getInt(3), row.getString(4), row.getInt(5),
+                row.getInt(6));
     }
 
     public boolean isBigintKey() {
