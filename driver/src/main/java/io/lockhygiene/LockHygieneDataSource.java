@@ -45,7 +45,7 @@ public final class LockHygieneDataSource implements DataSource {
             }
             keys.put(name, lockhygieneSettings.getProperty(name));
         }
-        this.settings = SettingsReader.read(keys, System.getProperties(), System::getenv);
+        this.settings = SettingsReader.readForConnection(keys, System.getProperties(), System::getenv);
     }
 
     public Settings settings() {

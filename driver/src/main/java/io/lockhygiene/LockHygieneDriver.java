@@ -82,7 +82,7 @@ public final class LockHygieneDriver implements Driver {
 
     static Settings settings(ConnectionUrl parsed, Properties info) throws SQLException {
         try {
-            return SettingsReader.read(parsed.ourKeys(info), System.getProperties(), System::getenv);
+            return SettingsReader.readForConnection(parsed.ourKeys(info), System.getProperties(), System::getenv);
         } catch (IllegalArgumentException e) {
             throw new SQLException(e.getMessage(), "HY024", e);
         }

@@ -17,5 +17,11 @@ public enum EventType {
     /** FOR UPDATE ... SKIP LOCKED pinned to one row by a unique key: "no row" may mean "row locked". */
     SKIP_LOCKED_SINGLE_KEY,
     /** The leak check could not run (the server went away, say); the reason is in the message. */
-    CHECK_FAILED
+    CHECK_FAILED,
+    /**
+     * emulate: the lock holder's server connection was lost while it held locks (terminated backend,
+     * pooler or server restart, timeout): those locks are gone and exclusion is no longer guaranteed. The
+     * owning connection's next statement fails with SQLState 08006.
+     */
+    LOCK_LOST
 }

@@ -60,6 +60,8 @@ final class ConnectionGuard {
     private final List<LockCall> adoptable = new ArrayList<>(2);
     /** emulate: where the open application transaction's advisory calls run; null before its first one. */
     private Situation.Venue transactionVenue;
+    /** emulate: the holder lost its server while holding locks; the next statement fails (set by the watchdog). */
+    private volatile boolean lockLost;
 
     ConnectionGuard(Connection raw, Settings settings, HolderFactory holderFactory) {
         this.raw = raw;
@@ -69,7 +71,7 @@ final class ConnectionGuard {
         this.alwaysCheck = !off && settings.leakCheck() == Settings.LeakCheck.ALWAYS;
         this.reporter = new LeakReporter(id, settings);
         this.holder = settings.mode() == Settings.Mode.EMULATE && holderFactory != null
-                ? new LockHolder(holderFactory, id, settings.lockTimeoutMillis()) : null;
+                ? new LockHolder(holderFactory, id, settings.lockTimeoutMillis(), this::holderLost) : null;
         Events.registerMBeanOnce();
     }
 
@@ -87,7 +89,41 @@ final class ConnectionGuard {
      */
     boolean passesUnchecked(String sql) throws SQLException {
         Events.counters().statementSeen();
+        if (lockLost) {
+            throw lockLostException();
+        }
         return off || (!SqlScanner.mightMatter(sql) && !watchesEveryStatement());
+    }
+
+    /**
+     * emulate: the lock holder's server connection is gone, and with it every lock it held for this
+     * connection. Said at once (event, ERROR), and as an SQLException of class 08 on the connection's next
+     * statement, so that exclusion is never lost silently.
+     */
+    private void holderLost() {
+        String message = "LockHygiene (lockhygiene.mode=emulate): " + id + " lost the connection of its lock holder"
+                + " (terminated backend, pooler or server restart, timeout); the advisory locks it held for this"
+                + " connection are released, so other clients may now take them. Whatever they protected is no"
+                + " longer exclusive: stop that work, take the locks again, and start it over.";
+        Log.error(message);
+        reporter.publish(EventType.LOCK_LOST, null, null, null, null, message, null);
+        transactionVenue = null;
+        lockLost = true;
+    }
+
+    /** Thrown once, on the next statement after the loss; the connection is usable again after it. */
+    SQLException lockLostException() {
+        lockLost = false;
+        return new SQLException("LockHygiene (lockhygiene.mode=emulate): the lock holder of " + id + " lost its"
+                + " server connection; the advisory locks it held for this connection are gone. Take them again.",
+                "08006");
+    }
+
+    /** For prepared statements, which skip {@link #passesUnchecked}: the loss is said on their next execution. */
+    void checkLockLost() throws SQLException {
+        if (lockLost) {
+            throw lockLostException();
+        }
     }
 
     /**

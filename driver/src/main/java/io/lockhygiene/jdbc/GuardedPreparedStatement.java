@@ -21,6 +21,7 @@ class GuardedPreparedStatement<T extends PreparedStatement> extends PreparedStat
 
     private boolean fast() throws SQLException {
         io.lockhygiene.events.Events.counters().statementSeen();
+        guard.checkLockLost();
         return !flagged && plan.emulated == null && !guard.watchesEveryStatement();
     }
 

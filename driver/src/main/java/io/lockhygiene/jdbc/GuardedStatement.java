@@ -85,8 +85,9 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
 
     /** This statement's twin on the lock holder, created on first emulated execution. */
     private Statement holderStatement() throws SQLException {
-        if (onHolder == null || onHolder.isClosed()) {
-            onHolder = guard.holderConnection().createStatement();
+        Connection holderConnection = guard.holderConnection();
+        if (onHolder == null || onHolder.isClosed() || onHolder.getConnection() != holderConnection) {
+            onHolder = holderConnection.createStatement(); // first use, or the holder was opened afresh
             onHolder.setQueryTimeout(delegate.getQueryTimeout());
         }
         return onHolder;

@@ -36,6 +36,10 @@ final class LockHolder {
     private final HolderFactory factory;
     private final String ownerId;
     private final long lockTimeoutMillis;
+    /** Told once when the server connection is found gone while the holder held locks. */
+    private final Runnable onLost;
+    /** Held by whoever talks to the holder's connection: the owner's calls, or the watchdog's check. */
+    private final java.util.concurrent.locks.ReentrantLock busy = new java.util.concurrent.locks.ReentrantLock();
     // volatile: close and abort may come from another thread while a call runs (JDBC allows that much)
     private volatile Connection connection;
     private volatile boolean holding;
@@ -43,10 +47,68 @@ final class LockHolder {
     /** Where the application's transaction and savepoints start on the holder, for its xact locks. */
     private final HolderSavepoints savepoints = new HolderSavepoints();
 
-    LockHolder(HolderFactory factory, String ownerId, long lockTimeoutMillis) {
+    LockHolder(HolderFactory factory, String ownerId, long lockTimeoutMillis, Runnable onLost) {
         this.factory = factory;
         this.ownerId = ownerId;
         this.lockTimeoutMillis = lockTimeoutMillis;
+        this.onLost = onLost;
+    }
+
+    /** Whether it holds locks; only while it does, the watchdog checks that its connection is alive. */
+    private void setHolding(boolean now) {
+        holding = now;
+        if (now) {
+            HolderWatchdog.watch(this);
+        } else {
+            HolderWatchdog.forget(this);
+        }
+    }
+
+    /**
+     * The watchdog's check: while holding and not in use, one {@code SELECT 1} on the holder's connection.
+     * A connection error means the server is gone, and the locks with it.
+     */
+    void checkAlive() {
+        if (!holding || !busy.tryLock()) {
+            return;
+        }
+        try {
+            Connection c = connection;
+            if (c != null && holding) {
+                Pgjdbc.executeSimple(c, "SELECT 1");
+            }
+        } catch (SQLException e) {
+            if (isConnectionLoss(connection, e)) {
+                lost(e);
+            }
+        } finally {
+            busy.unlock();
+        }
+    }
+
+    private static boolean isConnectionLoss(Connection c, SQLException e) {
+        String state = e.getSQLState();
+        try {
+            return (state != null && state.startsWith("08")) || c == null || c.isClosed();
+        } catch (SQLException closedCheckFailed) {
+            return true;
+        }
+    }
+
+    /** The server connection is gone while holding: the owner is told, the holder starts afresh on next use. */
+    private void lost(Exception cause) {
+        boolean held = holding;
+        setHolding(false);
+        savepoints.reset();
+        Connection c = connection;
+        connection = null;
+        if (c != null) {
+            closeQuietly(c);
+        }
+        if (held && !shutDown) {
+            Log.debug("LockHygiene: {} lost its lock holder's connection ({})", ownerId, cause.toString());
+            onLost.run();
+        }
     }
 
     /** The holder's pgjdbc connection, opened on first use (autocommit off). */
@@ -59,7 +121,7 @@ final class LockHolder {
             c = factory.open();
             c.setAutoCommit(false);
             connection = c;
-            holding = false;
+            setHolding(false);
             Log.debug("LockHygiene: {} opened its lock holder", ownerId);
             if (shutDown) { // closed while we opened it
                 closeQuietly(c);
@@ -84,6 +146,20 @@ final class LockHolder {
      * @param call runs the application's statement on a statement of {@link #connection()}
      */
     <R> R run(ScanResult scan, HolderCall<R> call, boolean applicationTransaction) throws SQLException {
+        busy.lock();
+        try {
+            return runAlone(scan, call, applicationTransaction);
+        } catch (SQLException e) {
+            if (isConnectionLoss(connection, e)) {
+                lost(e);
+            }
+            throw e;
+        } finally {
+            busy.unlock();
+        }
+    }
+
+    private <R> R runAlone(ScanResult scan, HolderCall<R> call, boolean applicationTransaction) throws SQLException {
         Connection c = connection();
         if (hasTransactionLevelCall(scan)) {
             return runTransactionLevel(c, call, applicationTransaction);
@@ -164,23 +240,33 @@ final class LockHolder {
      * session locks stay; if nothing is left, the holder's server goes back to the pool.
      */
     void endApplicationTransaction() throws SQLException {
-        Connection c = connection;
-        if (!savepoints.active() || c == null || c.isClosed() || !Pgjdbc.inTransaction(c)) {
-            savepoints.reset();
-            return;
+        busy.lock();
+        try {
+            Connection c = connection;
+            if (!savepoints.active() || c == null || c.isClosed() || !Pgjdbc.inTransaction(c)) {
+                savepoints.reset();
+                return;
+            }
+            savepoints.end(c);
+            settle(c);
+        } finally {
+            busy.unlock();
         }
-        savepoints.end(c);
-        settle(c);
     }
 
     /** A statement of the application's transaction failed: see {@link HolderSavepoints#abortInnermost}. */
     void applicationStatementFailed() throws SQLException {
-        Connection c = connection;
-        if (!savepoints.active() || c == null || c.isClosed() || !Pgjdbc.inTransaction(c)) {
-            return;
+        busy.lock();
+        try {
+            Connection c = connection;
+            if (!savepoints.active() || c == null || c.isClosed() || !Pgjdbc.inTransaction(c)) {
+                return;
+            }
+            savepoints.abortInnermost(c);
+            settle(c);
+        } finally {
+            busy.unlock();
         }
-        savepoints.abortInnermost(c);
-        settle(c);
     }
 
     /**
@@ -188,23 +274,28 @@ final class LockHolder {
      * mirrored, so that a rollback to it releases the xact locks the holder took for it since.
      */
     void applicationSavepoint(io.lockhygiene.sql.TransactionControl.Kind kind, Object savepoint) throws SQLException {
-        Connection c = connection;
-        if (!savepoints.active() || c == null || c.isClosed()) {
-            return;
-        }
-        switch (kind) {
-            case SAVEPOINT:
-                savepoints.savepoint(c, savepoint);
-                break;
-            case ROLLBACK_TO:
-                savepoints.rollbackTo(c, savepoint);
-                settle(c);
-                break;
-            case RELEASE:
-                savepoints.release(c, savepoint);
-                break;
-            default:
-                break;
+        busy.lock();
+        try {
+            Connection c = connection;
+            if (!savepoints.active() || c == null || c.isClosed()) {
+                return;
+            }
+            switch (kind) {
+                case SAVEPOINT:
+                    savepoints.savepoint(c, savepoint);
+                    break;
+                case ROLLBACK_TO:
+                    savepoints.rollbackTo(c, savepoint);
+                    settle(c);
+                    break;
+                case RELEASE:
+                    savepoints.release(c, savepoint);
+                    break;
+                default:
+                    break;
+            }
+        } finally {
+            busy.unlock();
         }
     }
 
@@ -220,7 +311,7 @@ final class LockHolder {
                 R result = call.run();
                 execute(c, "RELEASE SAVEPOINT lockhygiene_wait; SET LOCAL lock_timeout TO DEFAULT;"
                         + " SET LOCAL idle_in_transaction_session_timeout = 0");
-                holding = true;
+                setHolding(true);
                 if (releases(scan)) {
                     settle(c); // the same statement also unlocked something
                 }
@@ -274,7 +365,7 @@ final class LockHolder {
                 count = rs.getLong(1);
             }
         }
-        holding = count > 0;
+        setHolding(count > 0);
         if (!holding) {
             c.commit();
             savepoints.reset();
@@ -295,7 +386,7 @@ final class LockHolder {
                 execute(c, "ROLLBACK TO SAVEPOINT " + savepoint);
             } else if (Pgjdbc.inTransaction(c)) {
                 execute(c, "ROLLBACK; " + LeakCheckSql.RELEASE);
-                holding = false;
+                setHolding(false);
                 savepoints.reset();
             }
         } catch (SQLException | RuntimeException ours) {
@@ -326,6 +417,22 @@ final class LockHolder {
     }
 
     private List<HeldLock> closeHolder() {
+        boolean alone = false;
+        try {
+            // a blocking acquire in progress sees shutDown within its backoff; never wait on it for long
+            alone = busy.tryLock(2, java.util.concurrent.TimeUnit.SECONDS);
+            return closeHolderAlone();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return closeHolderAlone();
+        } finally {
+            if (alone) {
+                busy.unlock();
+            }
+        }
+    }
+
+    private List<HeldLock> closeHolderAlone() {
         List<HeldLock> held = new ArrayList<>();
         Connection c = connection;
         if (c == null) {
@@ -349,7 +456,7 @@ final class LockHolder {
                     + " pooler drop that server and PostgreSQL release them", ownerId, e.toString());
         } finally {
             closeQuietly(c);
-            holding = false;
+            setHolding(false);
             savepoints.reset();
         }
         return held;
@@ -366,7 +473,7 @@ final class LockHolder {
         } catch (SQLException | RuntimeException e) {
             closeQuietly(c);
         }
-        holding = false;
+        setHolding(false);
     }
 
     private static void closeQuietly(Connection c) {

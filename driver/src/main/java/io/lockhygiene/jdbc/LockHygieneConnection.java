@@ -45,6 +45,16 @@ public class LockHygieneConnection extends ConnectionDelegate {
         if (pgConnection.isWrapperFor(LockHygieneConnection.class)) {
             return pgConnection;
         }
+        String refusal = io.lockhygiene.lint.SkipLockedLint.checkAtConnect(settings.skipLocked(),
+                io.lockhygiene.lint.SkipLockedLint.parserAvailable());
+        if (refusal != null) {
+            try {
+                pgConnection.close();
+            } catch (SQLException | RuntimeException ignored) {
+                // refused anyway; the refusal is what the application must see
+            }
+            throw new SQLException("LockHygiene refused the connection: " + refusal, "HY024");
+        }
         return new LockHygieneConnection(pgConnection, settings, holderFactory);
     }
 

@@ -53,6 +53,45 @@ public final class SkipLockedLint {
     private SkipLockedLint() {
     }
 
+    /** Whether JSqlParser (an optional dependency of the driver) can be loaded next to this class. */
+    public static boolean parserAvailable() {
+        return PARSER_AVAILABLE;
+    }
+
+    private static final boolean PARSER_AVAILABLE = probeParser();
+
+    private static boolean probeParser() {
+        try {
+            Class.forName("net.sf.jsqlparser.parser.CCJSqlParserUtil", false, SkipLockedLint.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+
+    /**
+     * At connect: {@code strict} without JSqlParser cannot keep its promise, so the connection is refused
+     * with the missing dependency named; {@code warn} degrades, said once per JVM at WARN.
+     *
+     * @return the refusal's message, or null when the connection may go ahead
+     */
+    public static String checkAtConnect(io.lockhygiene.settings.Settings.SkipLocked mode, boolean parserAvailable) {
+        if (parserAvailable || mode == io.lockhygiene.settings.Settings.SkipLocked.OFF) {
+            return null;
+        }
+        String missing = "JSqlParser (com.github.jsqlparser:jsqlparser 5.x) is not on the class path";
+        if (mode == io.lockhygiene.settings.Settings.SkipLocked.STRICT) {
+            return "lockhygiene.skipLocked=strict needs the SKIP LOCKED lint, and " + missing + ": add that dependency,"
+                    + " or choose lockhygiene.skipLocked=warn (the lint is then off, with a WARN) or off";
+        }
+        if (NO_PARSER.compareAndSet(false, true)) {
+            Log.warn("LockHygiene: the SKIP LOCKED lint (lockhygiene.skipLocked=warn) is off: " + missing + "; every"
+                    + " SKIP LOCKED statement passes unchecked. Add the dependency, or set lockhygiene.skipLocked=off to"
+                    + " say that this is meant.");
+        }
+        return null;
+    }
+
     /** Only for text whose scan found SKIP LOCKED outside strings and comments. */
     public static Verdict check(String sql, Connection catalog) {
         Verdict cached = VERDICTS.get(sql);
@@ -64,7 +103,7 @@ public final class SkipLockedLint {
             analysis = SkipLockedAnalysis.analyze(sql);
         } catch (LinkageError e) {
             if (NO_PARSER.compareAndSet(false, true)) {
-                Log.info("LockHygiene: the SKIP LOCKED lint is off: JSqlParser is not on the class path ({})", e.toString());
+                Log.warn("LockHygiene: the SKIP LOCKED lint is off: JSqlParser is not on the class path ({})", e.toString());
             }
             return Verdict.UNKNOWN;
         }

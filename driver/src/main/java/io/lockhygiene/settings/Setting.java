@@ -57,6 +57,11 @@ public enum Setting {
         return description;
     }
 
+    /** True for the keys that act on the whole JVM (the report file, the exit status), not on one connection. */
+    public boolean isJvmWide() {
+        return this == REPORT || this == FAIL_ON_VIOLATION;
+    }
+
     /** The setting for a full key (case-sensitive, as written in docs), or null. */
     public static Setting byKey(String key) {
         for (Setting s : values()) {

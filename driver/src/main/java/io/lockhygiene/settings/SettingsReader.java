@@ -39,6 +39,24 @@ public final class SettingsReader {
                 parse(Settings.SkipLocked.class, Setting.SKIP_LOCKED, connectionKeys, system, env));
     }
 
+    /**
+     * For one connection (the driver's URL and Properties, the DataSource wrapper's Properties): as
+     * {@link #read}, but a JVM-wide key there is refused, since one connection cannot decide for the whole
+     * JVM and silently ignoring it would leave the user without the report or exit status they asked for.
+     */
+    public static Settings readForConnection(Map<String, String> connectionKeys, Properties system,
+                                             Function<String, String> env) {
+        for (String key : connectionKeys.keySet()) {
+            Setting s = Setting.byKey(key);
+            if (s != null && s.isJvmWide()) {
+                throw new IllegalArgumentException(key + " is JVM-wide (one report file and one exit status per"
+                        + " JVM), so a connection URL or Properties cannot set it: use -D" + key + "=..., the"
+                        + " environment variable " + s.envName() + ", or the agent's options");
+            }
+        }
+        return read(connectionKeys, system, env);
+    }
+
     /** "0", "250ms", "30s", "2m"; a bare number is milliseconds. */
     private static long parseMillis(Setting setting, Map<String, String> connectionKeys, Properties system,
                                     Function<String, String> env) {

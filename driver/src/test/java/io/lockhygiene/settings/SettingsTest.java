@@ -80,4 +80,18 @@ class SettingsTest {
         Settings none = new Settings(Settings.Mode.DETECT, Settings.PoolMode.AUTO, Settings.LeakCheck.TRACKED, Settings.LogSql.NONE);
         assertFalse(none.loggable("SELECT secret").contains("secret"));
     }
+
+    @Test
+    void jvmWideKeysAreRefusedForOneConnectionAndTakenFromTheJvm() {
+        Properties none = new Properties();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SettingsReader.readForConnection(
+                Map.of("lockhygiene.report", "/tmp/r.jsonl"), none, name -> null));
+        assertTrue(e.getMessage().contains("JVM-wide"), e.getMessage());
+        assertTrue(e.getMessage().contains("-Dlockhygiene.report="), e.getMessage());
+        assertTrue(e.getMessage().contains("LOCKHYGIENE_REPORT"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> SettingsReader.readForConnection(
+                Map.of("lockhygiene.failOnViolation", "true"), none, name -> null));
+        // the agent's options (and -D, the environment) are JVM-wide already
+        SettingsReader.read(Map.of("lockhygiene.report", "/tmp/r.jsonl"), none, name -> null);
+    }
 }

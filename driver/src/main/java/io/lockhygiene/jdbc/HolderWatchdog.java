@@ -1,0 +1,56 @@
+package io.lockhygiene.jdbc;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Notices a lock holder whose server connection is gone while it holds locks, even when its owner sends
+ * nothing: once a second it asks each holding holder, with one simple-protocol {@code SELECT 1} on its own
+ * connection, whether it is still there. One daemon thread per JVM, alive only while some holder holds
+ * locks; holders are watched only while they hold something.
+ */
+final class HolderWatchdog {
+    static final long INTERVAL_MILLIS = 1000;
+    private static final Set<LockHolder> WATCHED = ConcurrentHashMap.newKeySet();
+    private static volatile ScheduledExecutorService timer;
+
+    private HolderWatchdog() {
+    }
+
+    static synchronized void watch(LockHolder holder) {
+        if (WATCHED.add(holder) && timer == null) {
+            start();
+        }
+    }
+
+    /** Stops watching; the thread ends when nothing is left to watch (it starts again when needed). */
+    static synchronized void forget(LockHolder holder) {
+        if (WATCHED.remove(holder) && WATCHED.isEmpty() && timer != null) {
+            timer.shutdownNow();
+            timer = null;
+        }
+    }
+
+    private static void start() {
+        ScheduledExecutorService t = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread thread = new Thread(r, "lockhygiene-holder-watchdog");
+            thread.setDaemon(true);
+            return thread;
+        });
+        t.scheduleWithFixedDelay(HolderWatchdog::round, INTERVAL_MILLIS, INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
+        timer = t;
+    }
+
+    private static void round() {
+        for (LockHolder h : WATCHED) {
+            try {
+                h.checkAlive();
+            } catch (RuntimeException e) {
+                // one holder's trouble must not stop the watch of the others
+            }
+        }
+    }
+}
