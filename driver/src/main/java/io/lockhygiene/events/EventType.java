@@ -23,5 +23,11 @@ public enum EventType {
      * pooler or server restart, timeout): those locks are gone and exclusion is no longer guaranteed. The
      * owning connection's next statement fails with SQLState 08006.
      */
-    LOCK_LOST
+    LOCK_LOST,
+    /**
+     * pg_advisory_unlock* returned false ("you don't own a lock"): the session that ran it does not hold the
+     * lock, usually because the unlock ran on another session than the lock (transaction pooling, a pool
+     * borrow). Logged once per call site, with where this process took that key if it did.
+     */
+    UNLOCK_NOT_HELD
 }

@@ -17,6 +17,7 @@ import io.lockhygiene.leak.Attribution;
 import io.lockhygiene.leak.HeldLock;
 import io.lockhygiene.leak.LeakCheckSql;
 import io.lockhygiene.leak.LockCall;
+import io.lockhygiene.leak.RecentCalls;
 import io.lockhygiene.policy.Decision;
 import io.lockhygiene.policy.LockPolicy;
 import io.lockhygiene.policy.Situation;
@@ -50,14 +51,14 @@ final class ConnectionGuard {
     private final boolean alwaysCheck;
     private final LeakReporter reporter;
     /** Calls seen since the last leak check, for attribution; non-empty means "touched advisory locks". */
-    private final List<LockCall> calls = new ArrayList<>(2);
+    private final RecentCalls calls = new RecentCalls();
     private Boolean transactionPooling; // resolved lazily: null until first needed
     /** emulate only: runs session-level calls; null in other modes or without a way to open it. */
     private final LockHolder holder;
     /** Calls that ran on the holder, for attribution at close. */
-    private final List<LockCall> emulatedCalls = new ArrayList<>(2);
+    private final RecentCalls emulatedCalls = new RecentCalls();
     /** emulate: calls that ran inside the application's own transaction, whose locks move to the holder. */
-    private final List<LockCall> adoptable = new ArrayList<>(2);
+    private final RecentCalls adoptable = new RecentCalls();
     /** emulate: where the open application transaction's advisory calls run; null before its first one. */
     private Situation.Venue transactionVenue;
     /** emulate: the holder lost its server while holding locks; the next statement fails (set by the watchdog). */
@@ -291,7 +292,9 @@ final class ConnectionGuard {
             d = Decision.WRAP_IN_TRANSACTION; // leakCheck=always: every autocommit statement ends a transaction
         }
         if (d == Decision.WRAP_IN_TRANSACTION) {
-            return runWrapped(appStatement, sent, call);
+            R result = runWrapped(appStatement, sent, call);
+            checkUnlocks(flagged, appStatement);
+            return result;
         }
         R result;
         try {
@@ -300,8 +303,16 @@ final class ConnectionGuard {
             afterFailure(appFailure);
             throw appFailure;
         }
+        checkUnlocks(flagged, appStatement);
         afterExecution();
         return result;
+    }
+
+    /** Unlocks PostgreSQL answered with "you don't own a lock" (see {@link UnlockWatch}). */
+    private void checkUnlocks(List<Flagged> flagged, Statement appStatement) {
+        for (Flagged f : flagged) {
+            UnlockWatch.check(appStatement, f.scan, f.original, reporter, settings);
+        }
     }
 
     /**
@@ -432,21 +443,23 @@ final class ConnectionGuard {
     }
 
     /** Runs an emulated execution on the holder and records it. */
-    <R> R runOnHolder(ScanResult scan, String sql, LockHolder.HolderCall<R> call) throws SQLException {
+    <R> R runOnHolder(ScanResult scan, String sql, Statement executedOn, LockHolder.HolderCall<R> call)
+            throws SQLException {
         Throwable stack = CallSite.capture("session-level advisory lock call sent here");
         for (AdvisoryCall c : scan.calls()) {
             if (c.function().isSessionLevel()) {
-                emulatedCalls.add(new LockCall(c.function(), sql, c.argumentText(sql), stack));
+                LockCall emulated = new LockCall(c.function(), sql, c.argumentText(sql), stack);
+                emulatedCalls.add(emulated);
+                UnlockWatch.taken(emulated);
             }
-        }
-        if (emulatedCalls.size() > 64) {
-            emulatedCalls.subList(0, emulatedCalls.size() - 64).clear(); // attribution needs the recent ones only
         }
         reporter.publish(EventType.EMULATED, scan.calls().get(0).function().sqlName(), null, null, sql,
                 "ran on the lock holder of " + id, stack);
         boolean inTransaction = situation().statementRunsInTransaction();
         try {
-            return holder.run(scan, call, inTransaction);
+            R result = holder.run(scan, call, inTransaction);
+            UnlockWatch.check(executedOn, scan, sql, reporter, settings);
+            return result;
         } catch (SQLException | RuntimeException appFailure) {
             if (inTransaction) {
                 failApplicationTransaction(appFailure);
@@ -482,7 +495,7 @@ final class ConnectionGuard {
     private List<HeldLock> adoptByHolder(List<HeldLock> held, String command) {
         List<HeldLock> notOurs = new ArrayList<>();
         for (HeldLock lock : held) {
-            LockCall taker = Attribution.takerOf(lock, adoptable);
+            LockCall taker = Attribution.takerOf(lock, adoptable.list());
             if (taker == null) {
                 notOurs.add(lock);
                 continue;
@@ -539,7 +552,9 @@ final class ConnectionGuard {
             if (stack == null) {
                 stack = CallSite.capture("session-level advisory lock call sent here");
             }
-            calls.add(new LockCall(c.function(), sql, c.argumentText(sql), stack));
+            LockCall call = new LockCall(c.function(), sql, c.argumentText(sql), stack);
+            calls.add(call);
+            UnlockWatch.taken(call);
             recorded++;
         }
         if (!where.transactionPooling() || stack == null) {
@@ -552,7 +567,7 @@ final class ConnectionGuard {
             if (holder != null) {
                 // emulate: the lock was taken on the application's own server (inside its transaction, or a
                 // statement that also writes); a lock still held at the transaction's end moves to the holder
-                adoptable.addAll(calls.subList(calls.size() - recorded, calls.size()));
+                adoptable.addLast(calls, recorded);
                 Log.debug("LockHygiene: {} ran {} on its own server; a lock still held at the transaction's end moves to"
                         + " the lock holder", id, first.function().sqlName());
                 return;

@@ -28,7 +28,7 @@ class GuardedPreparedStatement<T extends PreparedStatement> extends PreparedStat
     /** A statement prepared on the lock holder runs there, under the holder's transaction rules. */
     private <R> R slow(SqlCall<R> call) throws SQLException {
         if (plan.emulated != null) {
-            return guard.runOnHolder(plan.emulated, plan.original, () -> call.run(plan.sent));
+            return guard.runOnHolder(plan.emulated, plan.original, delegate, () -> call.run(plan.sent));
         }
         return guard.execute(plan.flagged, delegate, plan.sent, call);
     }

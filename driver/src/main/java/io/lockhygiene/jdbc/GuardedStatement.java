@@ -54,7 +54,7 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
         }
         if (plan.emulated != null) {
             Statement onHolder = holderStatement();
-            R result = guard.runOnHolder(plan.emulated, sql, () -> call.run(onHolder, sql));
+            R result = guard.runOnHolder(plan.emulated, sql, onHolder, () -> call.run(onHolder, sql));
             emulated = onHolder; // getResultSet(), getUpdateCount(), getMoreResults() read from it now
             return result;
         }

@@ -48,9 +48,9 @@ final class LeakReporter {
     }
 
     /** Reports each released lock, attributed to the call among {@code calls} that took it. */
-    void report(List<HeldLock> held, List<LockCall> calls, String when) {
+    void report(List<HeldLock> held, io.lockhygiene.leak.RecentCalls calls, String when) {
         for (HeldLock lock : held) {
-            LockCall taker = Attribution.takerOf(lock, calls);
+            LockCall taker = Attribution.takerOf(lock, calls.list());
             if (taker != null) {
                 String message = "released leaked session advisory lock " + lock.key() + " (" + lock.mode()
                         + times(lock) + ") held by backend " + lock.backendPid() + " " + when + ". It was taken by "
@@ -64,7 +64,10 @@ final class LeakReporter {
                 String message = "released inherited session advisory lock " + lock.key() + " (" + lock.mode()
                         + times(lock) + ") held by backend " + lock.backendPid() + " " + when + ": this connection never took it,"
                         + " so another client of the same server left it there (or a function or DO block took it)."
-                        + " Find that client; LockHygiene in front of it reports where it takes the lock.";
+                        + " Find that client; LockHygiene in front of it reports where it takes the lock."
+                        + (calls.dropped() > 0 ? " (This connection also sent " + calls.dropped() + " older lock calls"
+                        + " that are no longer kept for attribution: the last " + io.lockhygiene.leak.RecentCalls.MAX
+                        + " are.)" : "");
                 Log.error("LockHygiene: {}", message);
                 publish(EventType.INHERITED_RELEASED, null, lock.key(), lock.mode(), null, message, null);
             }
