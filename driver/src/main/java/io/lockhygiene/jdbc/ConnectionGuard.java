@@ -398,9 +398,8 @@ final class ConnectionGuard {
                 + " statement of its text, or one sent as a prepared statement): the leak check could not run there,"
                 + " so a session lock taken in it may stay on that server. End the transaction with commit()/rollback()"
                 + " or a COMMIT of its own.";
-        if (WARNINGS.allow("missed:" + id)) {
-            Log.warn(message);
-        }
+        ReportLog.warn("missed-check", "transaction ends LockHygiene could not follow on their server", id, "{}",
+                message);
         reporter.publish(EventType.CHECK_FAILED, null, null, null, null, message, null);
         calls.clear();
         adoptable.clear();
@@ -503,7 +502,9 @@ final class ConnectionGuard {
             try {
                 holder.adopt(lock);
                 emulatedCalls.add(taker); // the holder holds it for that call now: attribute it there
-                Log.warn("LockHygiene: {} still held session advisory lock {} ({}) at {} of the transaction that took it;"
+                ReportLog.warn("moved@" + CallSite.describe(taker.takenAt()), "session locks moved to the lock holder"
+                        + " at their transaction's end, taken at " + CallSite.describe(taker.takenAt()), lock.key(),
+                        "LockHygiene: {} still held session advisory lock {} ({}) at {} of the transaction that took it;"
                         + " the lock holder took it over (between release and re-acquisition another client could take"
                         + " the key). Take such locks outside the transaction, or release them before it ends.",
                         id, lock.key(), lock.mode(), command);

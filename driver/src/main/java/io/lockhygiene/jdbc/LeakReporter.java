@@ -57,7 +57,9 @@ final class LeakReporter {
                         + taker.function().sqlName() + " at " + CallSite.describe(taker.takenAt())
                         + " and never unlocked on that backend; the next client of this server would have inherited it."
                         + " Fix: pg_advisory_xact_lock inside a transaction, or lockhygiene.mode=emulate.";
-                Log.error("LockHygiene: {} SQL: {}", message, settings.loggable(taker.sql()), taker.takenAt());
+                String site = CallSite.describe(taker.takenAt());
+                ReportLog.error("leak@" + site, "leaked session locks released, taken at " + site, lock.key(),
+                        "LockHygiene: {} SQL: {}", message, settings.loggable(taker.sql()), taker.takenAt());
                 publish(EventType.LEAK_RELEASED, taker.function().sqlName(), lock.key(), lock.mode(), taker.sql(),
                         message, taker.takenAt());
             } else {
@@ -68,7 +70,8 @@ final class LeakReporter {
                         + (calls.dropped() > 0 ? " (This connection also sent " + calls.dropped() + " older lock calls"
                         + " that are no longer kept for attribution: the last " + io.lockhygiene.leak.RecentCalls.MAX
                         + " are.)" : "");
-                Log.error("LockHygiene: {}", message);
+                ReportLog.error("inherited@" + when, "inherited session locks released " + when, lock.key(),
+                        "LockHygiene: {}", message);
                 publish(EventType.INHERITED_RELEASED, null, lock.key(), lock.mode(), null, message, null);
             }
         }
@@ -81,7 +84,7 @@ final class LeakReporter {
     /** A check that could not run: logged and published, never thrown (the application's work goes on). */
     void checkFailed(String when, Exception e) {
         String message = "LockHygiene could not check " + connectionId + " for leaked advisory locks " + when + ": " + e;
-        Log.warn(message);
+        ReportLog.warn("check-failed@" + when, "checks that could not run " + when, connectionId, "{}", message);
         publish(EventType.CHECK_FAILED, null, null, null, null, message, null);
     }
 
