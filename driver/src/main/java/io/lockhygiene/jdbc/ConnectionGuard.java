@@ -61,6 +61,11 @@ final class ConnectionGuard {
     private final RecentCalls adoptable = new RecentCalls();
     /** emulate: where the open application transaction's advisory calls run; null before its first one. */
     private Situation.Venue transactionVenue;
+    /**
+     * The SKIP LOCKED lint's cache scope (server, database, search_path), asked at this connection's first
+     * SKIP LOCKED statement: a later {@code SET search_path} on the same connection is not seen.
+     */
+    private String lintScope;
     /** emulate: the holder lost its server while holding locks; the next statement fails (set by the watchdog). */
     private volatile boolean lockLost;
 
@@ -231,7 +236,14 @@ final class ConnectionGuard {
 
     /** The SKIP LOCKED single-key trap: WARN (rate-limited) or, in strict, reject before sending. */
     private void checkSkipLocked(String sql) throws SQLException {
-        io.lockhygiene.lint.SkipLockedLint.Verdict v = io.lockhygiene.lint.SkipLockedLint.check(sql, raw);
+        if (lintScope == null) {
+            try {
+                lintScope = io.lockhygiene.lint.SkipLockedLint.scopeOf(raw);
+            } catch (SQLException e) {
+                return; // e.g. a failed transaction: the statement itself will fail; ask again next time
+            }
+        }
+        io.lockhygiene.lint.SkipLockedLint.Verdict v = io.lockhygiene.lint.SkipLockedLint.check(sql, raw, lintScope);
         if (!v.singleKey()) {
             return;
         }

@@ -92,9 +92,15 @@ public final class SkipLockedLint {
         return null;
     }
 
-    /** Only for text whose scan found SKIP LOCKED outside strings and comments. */
-    public static Verdict check(String sql, Connection catalog) {
-        Verdict cached = VERDICTS.get(sql);
+    /**
+     * Only for text whose scan found SKIP LOCKED outside strings and comments.
+     *
+     * @param scope which catalog the text is read against ({@link #scopeOf}): the same SQL text and table
+     *              name mean different tables in two databases or under two search_paths
+     */
+    public static Verdict check(String sql, Connection catalog, String scope) {
+        String cacheKey = scope + '\u0000' + sql;
+        Verdict cached = VERDICTS.get(cacheKey);
         if (cached != null) {
             return cached;
         }
@@ -118,7 +124,7 @@ public final class SkipLockedLint {
                 v = Verdict.CLEAN;
                 break;
             default:
-                List<Set<String>> keys = keysOf(analysis.table(), catalog);
+                List<Set<String>> keys = keysOf(analysis.table(), catalog, scope);
                 if (keys == null) {
                     return Verdict.UNKNOWN; // not cached: the catalog may answer next time
                 }
@@ -128,12 +134,26 @@ public final class SkipLockedLint {
         if (VERDICTS.size() >= MAX) {
             VERDICTS.clear();
         }
-        VERDICTS.put(sql, v);
+        VERDICTS.put(cacheKey, v);
         return v;
     }
 
-    private static List<Set<String>> keysOf(String table, Connection catalog) {
-        List<Set<String>> keys = KEYS.get(table);
+    /** The SQL that says which catalog a connection reads names against: server, database, search_path. */
+    public static final String SCOPE_SQL = "SELECT coalesce(pg_catalog.inet_server_addr()::text, 'local') || ':'"
+            + " || coalesce(pg_catalog.inet_server_port()::text, pg_catalog.current_setting('port')) || '/'"
+            + " || pg_catalog.current_database() || '?' || pg_catalog.current_setting('search_path')";
+
+    /** A connection's scope for the caches ({@link #SCOPE_SQL}), asked once per connection. */
+    public static String scopeOf(Connection c) throws SQLException {
+        try (java.sql.Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery(SCOPE_SQL)) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    private static List<Set<String>> keysOf(String table, Connection catalog, String scope) {
+        String cacheKey = scope + '\u0000' + table;
+        List<Set<String>> keys = KEYS.get(cacheKey);
         if (keys != null) {
             return keys;
         }
@@ -149,7 +169,7 @@ public final class SkipLockedLint {
         if (KEYS.size() >= MAX) {
             KEYS.clear();
         }
-        KEYS.put(table, keys);
+        KEYS.put(cacheKey, keys);
         return keys;
     }
 }

@@ -119,4 +119,34 @@ class SkipLockedTest {
             assertFalse(c.isClosed());
         }
     }
+
+    /**
+     * Issue 14, item 4: the lint's caches are per server, database and search_path. The same text names a
+     * table with a unique key in one schema and one without in another; the verdict for one must not be
+     * the other's (the first version cached by SQL text and table name for the whole JVM).
+     */
+    @Test
+    void verdictsAreKeptPerSearchPath() throws Exception {
+        try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement()) {
+            s.execute("DROP SCHEMA IF EXISTS sk_a CASCADE");
+            s.execute("DROP SCHEMA IF EXISTS sk_b CASCADE");
+            s.execute("CREATE SCHEMA sk_a");
+            s.execute("CREATE SCHEMA sk_b");
+            s.execute("CREATE TABLE sk_a.sk_queue (id bigint PRIMARY KEY, state text)");
+            s.execute("CREATE TABLE sk_b.sk_queue (id bigint, state text)"); // id is not unique here
+        }
+        String sql = "SELECT id FROM sk_queue WHERE id = 7 FOR UPDATE SKIP LOCKED";
+        try (EventRecorder events = EventRecorder.mentioning("sk_queue")) {
+            try (Connection a = bed.connectLockHygiene(Route.DIRECT, "currentSchema=sk_a");
+                 Statement s = a.createStatement()) {
+                s.executeQuery(sql).close();
+            }
+            assertEquals(1, events.of(EventType.SKIP_LOCKED_SINGLE_KEY).size(), "flagged where id is the key");
+            try (Connection b = bed.connectLockHygiene(Route.DIRECT, "currentSchema=sk_b");
+                 Statement s = b.createStatement()) {
+                s.executeQuery(sql).close();
+            }
+            assertEquals(1, events.of(EventType.SKIP_LOCKED_SINGLE_KEY).size(), "not where id is not unique");
+        }
+    }
 }
