@@ -4,7 +4,6 @@ import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.sql.Connection;
-import java.util.concurrent.ConcurrentHashMap;
 
 import io.lockhygiene.jdbc.HolderFactory;
 import io.lockhygiene.jdbc.LockHygieneConnection;
@@ -25,7 +24,17 @@ final class PgConnectionSubclass {
     private static final String NAME = "io/lockhygiene/agent/generated/LockHygienePGConnection";
     private static final String SUPER = Type.getInternalName(LockHygieneConnection.class);
     private static final String CTOR = Type.getConstructorDescriptor(constructorOfSuper());
-    private static final ConcurrentHashMap<Class<?>, Constructor<?>> BY_INTERFACE = new ConcurrentHashMap<>();
+    /**
+     * The generated subclass's constructor per PGConnection interface, kept with that interface (a
+     * ClassValue): an application server's undeployed application takes its pgjdbc, and our subclass of
+     * it, with it, instead of a static map holding its class loader forever.
+     */
+    private static final ClassValue<Constructor<?>> BY_INTERFACE = new ClassValue<Constructor<?>>() {
+        @Override
+        protected Constructor<?> computeValue(Class<?> pgInterface) {
+            return define(pgInterface);
+        }
+    };
 
     private PgConnectionSubclass() {
     }
@@ -37,7 +46,7 @@ final class PgConnectionSubclass {
             return null;
         }
         try {
-            Constructor<?> ctor = BY_INTERFACE.computeIfAbsent(pgInterface, PgConnectionSubclass::define);
+            Constructor<?> ctor = BY_INTERFACE.get(pgInterface);
             return (Connection) ctor.newInstance(pg, settings, holders);
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             return null;

@@ -62,36 +62,63 @@ public final class Log {
         void log(Level level, String message, Throwable t);
     }
 
+    /**
+     * SLF4J on our own class path (the driver next to the application) is ours for good. Otherwise (the
+     * agent, loaded where the application's SLF4J is not visible) each call logs to the SLF4J of the
+     * calling thread's context class loader, so that in an application server each application's messages
+     * go to its own logging, kept with that SLF4J's classes (a ClassValue) so that no class loader is held.
+     */
     private static Sink sink() {
+        Sink own = ownSink();
+        if (own != null) {
+            return own;
+        }
+        ClassLoader context = Thread.currentThread().getContextClassLoader();
+        if (context != null) {
+            try {
+                return CONTEXT_SINKS.get(Class.forName("org.slf4j.LoggerFactory", false, context));
+            } catch (ClassNotFoundException | LinkageError | IllegalStateException none) {
+                // no SLF4J there
+            }
+        }
+        return STDERR;
+    }
+
+    private static final Sink STDERR = new StderrSink();
+    private static final Sink NONE_OF_OUR_OWN = new StderrSink();
+
+    private static final ClassValue<Sink> CONTEXT_SINKS = new ClassValue<Sink>() {
+        @Override
+        protected Sink computeValue(Class<?> loggerFactory) {
+            try {
+                return new ReflectiveSlf4jSink(loggerFactory.getClassLoader(), NAME);
+            } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    };
+
+    private static Sink ownSink() {
         Sink s = sink;
         if (s == null) {
             synchronized (Log.class) {
                 s = sink;
                 if (s == null) {
-                    s = resolve();
+                    s = resolveOwn();
                     sink = s;
                 }
             }
         }
-        return s;
+        return s == NONE_OF_OUR_OWN ? null : s;
     }
 
-    private static Sink resolve() {
+    private static Sink resolveOwn() {
         try {
             Class.forName("org.slf4j.LoggerFactory", false, Log.class.getClassLoader());
             return new Slf4jSink(NAME);
         } catch (ClassNotFoundException | LinkageError notOnOurPath) {
-            // the agent: look where the application is
+            return NONE_OF_OUR_OWN; // the agent: look where the application is, call by call
         }
-        ClassLoader context = Thread.currentThread().getContextClassLoader();
-        if (context != null) {
-            try {
-                return new ReflectiveSlf4jSink(context, NAME);
-            } catch (ReflectiveOperationException | LinkageError | RuntimeException none) {
-                // no SLF4J there either
-            }
-        }
-        return new StderrSink();
     }
 
     /** The last argument, when it is a Throwable, is logged with its stack (SLF4J's convention). */
