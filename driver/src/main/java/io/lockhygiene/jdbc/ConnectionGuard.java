@@ -144,7 +144,9 @@ final class ConnectionGuard {
         if (!calls.isEmpty() || !adoptable.isEmpty() || transactionVenue != null) {
             return Boolean.TRUE.equals(transactionPooling);
         }
-        return alwaysCheck && transactionPooling();
+        // leakCheck=always: autocommit statements are wrapped (and a text BEGIN/COMMIT followed); inside a
+        // JDBC-API transaction commit()/rollback() carry the check, and statements take the fast path
+        return alwaysCheck && raw.getAutoCommit() && transactionPooling();
     }
 
     /** Where we are now: the server's transaction status, autocommit, pooling, the holder. */
@@ -699,7 +701,8 @@ final class ConnectionGuard {
         try (Statement s = raw.createStatement()) {
             // A failure here is the COMMIT's own (serialization, deferred constraint, lost connection):
             // exactly what the application's commit would have thrown, so it propagates as is.
-            held = LeakReporter.readHeldLocks(s, s.execute(LeakCheckSql.atTransactionEnd(command)));
+            // counted only where the count matters: emulate moves these locks to its holder
+            held = LeakReporter.readHeldLocks(s, s.execute(LeakCheckSql.atTransactionEnd(command, !adoptable.isEmpty())));
             warnings = withoutCountingWarnings(s.getWarnings());
         } catch (SQLException | RuntimeException e) {
             calls.clear(); // the transaction is over either way

@@ -28,13 +28,13 @@ final class LeakReporter {
         this.settings = settings;
     }
 
-    /** Walks the piggyback's results ([COMMIT], LIST, RELEASE, [COMMIT]) to the six-column listing. */
+    /** Walks the piggyback's results ([COMMIT], LIST, RELEASE, [COMMIT]) to the listing (5 or 6 columns). */
     static List<HeldLock> readHeldLocks(Statement s, boolean isResultSet) throws SQLException {
         List<HeldLock> held = new ArrayList<>();
         while (isResultSet || s.getUpdateCount() != -1) {
             if (isResultSet) {
                 try (ResultSet rs = s.getResultSet()) {
-                    if (rs.getMetaData().getColumnCount() == 6) {
+                    if (rs.getMetaData().getColumnCount() >= 5 && "classid".equals(rs.getMetaData().getColumnLabel(1))) {
                         while (rs.next()) {
                             held.add(HeldLock.fromListing(rs));
                         }

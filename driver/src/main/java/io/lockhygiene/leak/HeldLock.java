@@ -31,10 +31,11 @@ public final class HeldLock {
         return count;
     }
 
-    /** One row of {@link LeakCheckSql#LIST}: classid, objid, objsubid, mode, pid, times released. */
+    /** One row of {@link LeakCheckSql#LIST} (count 1) or {@link LeakCheckSql#COUNTED_LIST} (times released). */
     public static HeldLock fromListing(java.sql.ResultSet row) throws java.sql.SQLException {
+        boolean counted = row.getMetaData().getColumnCount() >= 6;
         return new HeldLock(row.getLong(1), row.getLong(2), row.getInt(3), row.getString(4), row.getInt(5),
-                row.getInt(6));
+                counted ? row.getInt(6) : 1);
     }
 
     public boolean isBigintKey() {
