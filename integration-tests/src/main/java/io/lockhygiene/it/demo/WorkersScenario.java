@@ -1,7 +1,8 @@
 package io.lockhygiene.it.demo;
 
+import static io.lockhygiene.it.bed.Sql.bool;
+
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -120,12 +121,6 @@ public final class WorkersScenario {
         }
     }
 
-    private static boolean bool(Statement s, String sql) throws SQLException {
-        try (ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getBoolean(1);
-        }
-    }
 
     /** Runs whose [begin, end] intersects at least one other run's. */
     public static int countOverlapping(List<long[]> runs) {

@@ -1,12 +1,12 @@
 package io.lockhygiene.it.driver;
 
+import static io.lockhygiene.it.bed.Sql.bool;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 
@@ -27,12 +27,6 @@ import org.junit.jupiter.params.provider.CsvSource;
 class SessionAndDirectDriverTest {
     private final TestBed bed = TestBed.shared();
 
-    private static boolean bool(Statement s, String sql) throws SQLException {
-        try (ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getBoolean(1);
-        }
-    }
 
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({

@@ -1,5 +1,7 @@
 package io.lockhygiene.it.driver;
 
+import static io.lockhygiene.it.bed.Sql.bool;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -47,12 +49,6 @@ class TransactionPoolingDriverTest {
         return bed.connectLockHygiene(Route.TRANSACTION_POOL, params);
     }
 
-    private static boolean bool(Statement s, String sql) throws SQLException {
-        try (ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getBoolean(1);
-        }
-    }
 
     @Test
     void controlPlainPgjdbcLeavesAnAutocommitLockBehind() throws Exception {

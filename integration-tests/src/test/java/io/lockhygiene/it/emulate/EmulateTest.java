@@ -1,5 +1,7 @@
 package io.lockhygiene.it.emulate;
 
+import static io.lockhygiene.it.bed.Sql.bool;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -109,32 +111,26 @@ class EmulateTest {
              Statement sa = a.createStatement()) {
             tryA.setLong(1, k);
             tryB.setLong(1, k);
-            assertTrue(bool(tryA));
+            assertTrue(answer(tryA));
             for (int i = 0; i < 10; i++) { // a's own work in its own transactions, on any server
                 a.setAutoCommit(false);
                 sa.execute("SELECT count(*) FROM pg_class");
                 a.commit();
                 a.setAutoCommit(true);
-                assertFalse(bool(tryB), "b is excluded while a holds the lock");
+                assertFalse(answer(tryB), "b is excluded while a holds the lock");
             }
             assertEquals(1, bed.admin().holdersOf(k).size());
             try (ResultSet rs = sa.executeQuery("SELECT pg_advisory_unlock(" + k + ")")) {
                 rs.next();
                 assertTrue(rs.getBoolean(1), "a's unlock runs where a's lock is");
             }
-            assertTrue(bool(tryB));
+            assertTrue(answer(tryB));
         }
         assertEquals(List.of(), bed.admin().holdersOf(k), "closing releases");
     }
 
-    private static boolean bool(Statement s, String sql) throws SQLException {
-        try (ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getBoolean(1);
-        }
-    }
 
-    private static boolean bool(PreparedStatement ps) throws SQLException {
+    private static boolean answer(PreparedStatement ps) throws SQLException {
         try (ResultSet rs = ps.executeQuery()) {
             rs.next();
             return rs.getBoolean(1);

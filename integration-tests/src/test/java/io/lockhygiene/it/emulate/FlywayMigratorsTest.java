@@ -8,10 +8,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Properties;
-import java.util.concurrent.CountDownLatch;
 
 import javax.sql.DataSource;
 
@@ -20,8 +18,6 @@ import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
 import org.flywaydb.core.Flyway;
-import org.flywaydb.core.api.configuration.FluentConfiguration;
-import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -44,29 +40,11 @@ class FlywayMigratorsTest {
     }
 
     private List<String> migrateAtOnce(DataSource ds, String schema) throws InterruptedException {
-        List<String> failures = Collections.synchronizedList(new ArrayList<>());
-        CountDownLatch start = new CountDownLatch(1);
-        List<Thread> threads = new ArrayList<>();
-        for (int i = 0; i < MIGRATORS; i++) {
-            Thread t = new Thread(() -> {
-                try {
-                    // 10 lock retries (one a second) instead of 50 keeps the plain control's stranded-lock wait short
-                    FluentConfiguration config = Flyway.configure().dataSource(ds).schemas(schema)
-                            .locations("classpath:db/lhtest").lockRetryCount(10);
-                    config.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
-                    Flyway fw = config.load();
-                    start.await();
-                    fw.migrate();
-                } catch (Exception e) {
-                    failures.add(e.getClass().getSimpleName() + ": " + e.getMessage());
-                }
-            }, "migrator-" + i);
-            threads.add(t);
-            t.start();
-        }
-        start.countDown();
-        for (Thread t : threads) {
-            t.join(120_000);
+        // 10 lock retries (one a second) instead of 50 keeps the plain control's stranded-lock wait short
+        Migrators.Outcome o = Migrators.migrateAtOnce(ds, schema, "classpath:db/lhtest", MIGRATORS, 10, 120_000);
+        List<String> failures = new ArrayList<>(o.failures());
+        for (String name : o.stillRunning()) {
+            failures.add(name + " still migrating after 120 s");
         }
         return failures;
     }

@@ -8,19 +8,13 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Properties;
-import java.util.concurrent.CountDownLatch;
 
 import io.lockhygiene.LockHygieneDataSource;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
-import org.flywaydb.core.Flyway;
-import org.flywaydb.core.api.configuration.FluentConfiguration;
-import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -101,33 +95,9 @@ class HolderSnapshotTest {
         Properties emulate = new Properties();
         emulate.setProperty("lockhygiene.mode", "emulate");
         LockHygieneDataSource ds = new LockHygieneDataSource(simple, emulate);
-        List<String> failures = Collections.synchronizedList(new ArrayList<>());
-        CountDownLatch start = new CountDownLatch(1);
-        List<Thread> threads = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            Thread t = new Thread(() -> {
-                try {
-                    FluentConfiguration config = Flyway.configure().dataSource(ds).schemas("fw_cic")
-                            .locations("classpath:db/lhcic").lockRetryCount(60);
-                    config.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
-                    Flyway fw = config.load();
-                    start.await();
-                    fw.migrate();
-                } catch (Exception e) {
-                    failures.add(e.getClass().getSimpleName() + ": " + e.getMessage());
-                }
-            }, "cic-migrator-" + i);
-            t.setDaemon(true); // a hang fails the test below instead of holding the JVM
-            threads.add(t);
-            t.start();
-        }
-        start.countDown();
-        for (Thread t : threads) {
-            t.join(90_000);
-        }
-        for (Thread t : threads) {
-            assertFalse(t.isAlive(), t.getName() + " still migrating after 90 s: the index build waits for a holder");
-        }
+        Migrators.Outcome o = Migrators.migrateAtOnce(ds, "fw_cic", "classpath:db/lhcic", 4, 60, 90_000);
+        assertEquals(List.of(), o.stillRunning(), "still migrating after 90 s: the index build waits for a holder");
+        List<String> failures = o.failures();
         assertEquals(List.of(), failures);
         try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("SELECT (SELECT count(*) FROM fw_cic.flyway_schema_history WHERE success"

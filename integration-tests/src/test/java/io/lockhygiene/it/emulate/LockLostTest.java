@@ -1,12 +1,13 @@
 package io.lockhygiene.it.emulate;
 
+import static io.lockhygiene.it.bed.Sql.bool;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 
@@ -34,12 +35,6 @@ class LockLostTest {
         bed.admin().terminateHoldersOf(KEY);
     }
 
-    private static boolean bool(Statement s, String sql) throws SQLException {
-        try (ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getBoolean(1);
-        }
-    }
 
     private boolean anotherClientGetsTheKey() throws SQLException {
         try (Connection other = bed.connect(Route.DIRECT); Statement o = other.createStatement()) {

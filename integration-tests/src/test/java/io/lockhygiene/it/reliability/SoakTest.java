@@ -1,5 +1,7 @@
 package io.lockhygiene.it.reliability;
 
+import static io.lockhygiene.it.bed.Sql.bool;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -134,12 +136,6 @@ class SoakTest {
         assertTrue(heapAfter - heapBefore < 256L << 20, "heap stable: " + (heapBefore >> 20) + " -> " + (heapAfter >> 20));
     }
 
-    private static boolean bool(Statement s, String sql) throws SQLException {
-        try (ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getBoolean(1);
-        }
-    }
 
     private static long heap() throws InterruptedException {
         for (int i = 0; i < 2; i++) {
