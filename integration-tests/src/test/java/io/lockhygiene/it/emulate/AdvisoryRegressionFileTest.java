@@ -57,7 +57,7 @@ class AdvisoryRegressionFileTest {
         return statements;
     }
 
-    private List<String> run(Connection c, Style style) throws Exception {
+    static List<String> run(Connection c, Style style) throws Exception {
         List<String> outcomes = new ArrayList<>();
         try (Statement s = c.createStatement()) {
             s.setQueryTimeout(STATEMENT_TIMEOUT_SECONDS);
