@@ -53,21 +53,10 @@ final class ConnectionGuard {
     /** Calls seen since the last leak check, for attribution; non-empty means "touched advisory locks". */
     private final RecentCalls calls = new RecentCalls();
     private Boolean transactionPooling; // resolved lazily: null until first needed
-    /** emulate only: runs session-level calls; null in other modes or without a way to open it. */
-    private final LockHolder holder;
-    /** Calls that ran on the holder, for attribution at close. */
-    private final RecentCalls emulatedCalls = new RecentCalls();
-    /** emulate: calls that ran inside the application's own transaction, whose locks move to the holder. */
-    private final RecentCalls adoptable = new RecentCalls();
-    /** emulate: where the open application transaction's advisory calls run; null before its first one. */
-    private Situation.Venue transactionVenue;
-    /**
-     * The SKIP LOCKED lint's cache scope (server, database, search_path), asked at this connection's first
-     * SKIP LOCKED statement: a later {@code SET search_path} on the same connection is not seen.
-     */
-    private String lintScope;
-    /** emulate: the holder lost its server while holding locks; the next statement fails (set by the watchdog). */
-    private volatile boolean lockLost;
+    /** What emulate adds: the lock holder, the transaction's venue, locks to move (inert in other modes). */
+    private final Emulation emulation;
+    /** The SKIP LOCKED single-key lint of this connection. */
+    private final SkipLockedCheck skipLocked;
 
     ConnectionGuard(Connection raw, Settings settings, HolderFactory holderFactory) {
         this.raw = raw;
@@ -76,8 +65,8 @@ final class ConnectionGuard {
         this.off = settings.mode() == Settings.Mode.OFF;
         this.alwaysCheck = !off && settings.leakCheck() == Settings.LeakCheck.ALWAYS;
         this.reporter = new LeakReporter(id, settings);
-        this.holder = settings.mode() == Settings.Mode.EMULATE && holderFactory != null
-                ? new LockHolder(holderFactory, id, settings.lockTimeoutMillis(), this::holderLost) : null;
+        this.skipLocked = new SkipLockedCheck(raw, settings, reporter);
+        this.emulation = new Emulation(raw, settings, id, reporter, holderFactory);
         Events.registerMBeanOnce();
     }
 
@@ -95,41 +84,8 @@ final class ConnectionGuard {
      */
     boolean passesUnchecked(String sql) throws SQLException {
         Events.counters().statementSeen();
-        if (lockLost) {
-            throw lockLostException();
-        }
+        emulation.throwIfLockLost();
         return off || (!SqlScanner.mightMatter(sql) && !watchesEveryStatement());
-    }
-
-    /**
-     * emulate: the lock holder's server connection is gone, and with it every lock it held for this
-     * connection. Said at once (event, ERROR), and as an SQLException of class 08 on the connection's next
-     * statement, so that exclusion is never lost silently.
-     */
-    private void holderLost() {
-        String message = "LockHygiene (lockhygiene.mode=emulate): " + id + " lost the connection of its lock holder"
-                + " (terminated backend, pooler or server restart, timeout); the advisory locks it held for this"
-                + " connection are released, so other clients may now take them. Whatever they protected is no"
-                + " longer exclusive: stop that work, take the locks again, and start it over.";
-        Log.error(message);
-        reporter.publish(EventType.LOCK_LOST, null, null, null, null, message, null);
-        transactionVenue = null;
-        lockLost = true;
-    }
-
-    /** Thrown once, on the next statement after the loss; the connection is usable again after it. */
-    SQLException lockLostException() {
-        lockLost = false;
-        return new SQLException("LockHygiene (lockhygiene.mode=emulate): the lock holder of " + id + " lost its"
-                + " server connection; the advisory locks it held for this connection are gone. Take them again.",
-                "08006");
-    }
-
-    /** For prepared statements, which skip {@link #passesUnchecked}: the loss is said on their next execution. */
-    void checkLockLost() throws SQLException {
-        if (lockLost) {
-            throw lockLostException();
-        }
     }
 
     /**
@@ -141,7 +97,7 @@ final class ConnectionGuard {
         if (off) {
             return false;
         }
-        if (!calls.isEmpty() || !adoptable.isEmpty() || transactionVenue != null) {
+        if (!calls.isEmpty() || emulation.transactionPending()) {
             return Boolean.TRUE.equals(transactionPooling);
         }
         // leakCheck=always: autocommit statements are wrapped (and a text BEGIN/COMMIT followed); inside a
@@ -153,31 +109,8 @@ final class ConnectionGuard {
     Situation situation() throws SQLException {
         Situation.TransactionStatus status = Pgjdbc.transactionStatus(raw);
         boolean autoCommit = raw.getAutoCommit();
-        boolean holding = holder != null && holder.isHolding();
-        Situation.Venue venue = transactionVenue;
-        if (venue == null || (status == Situation.TransactionStatus.IDLE && autoCommit)) {
-            venue = holding ? Situation.Venue.HOLDER : Situation.Venue.UNDECIDED;
-        }
-        return new Situation(status, autoCommit, transactionPooling(), holding, venue);
-    }
-
-    /** emulate: the first advisory call of an application transaction fixes where the rest run. */
-    private void noteVenue(Situation where, Decision d) {
-        if (holder != null && transactionVenue == null && where.statementRunsInTransaction()) {
-            transactionVenue = d == Decision.EMULATE ? Situation.Venue.HOLDER : Situation.Venue.APPLICATION;
-        }
-    }
-
-    /** The application's transaction ended (any way): its xact locks on the holder go, its venue is forgotten. */
-    private void applicationTransactionEnded() {
-        transactionVenue = null;
-        if (holder != null) {
-            try {
-                holder.endApplicationTransaction();
-            } catch (SQLException | RuntimeException e) {
-                reporter.checkFailed("while releasing the transaction-level locks its lock holder took for it", e);
-            }
-        }
+        return new Situation(status, autoCommit, transactionPooling(), emulation.holderHolding(),
+                emulation.venue(status, autoCommit));
     }
 
     /**
@@ -197,14 +130,14 @@ final class ConnectionGuard {
             return StatementPlan.unflagged(sql);
         }
         if (scan.hasSkipLocked() && settings.skipLocked() != Settings.SkipLocked.OFF) {
-            checkSkipLocked(sql);
+            skipLocked.check(sql);
         }
-        if (!scan.hasSessionLevelCall() && (holder == null || scan.calls().isEmpty())) {
+        if (!scan.hasSessionLevelCall() && (!emulation.available() || scan.calls().isEmpty())) {
             return new StatementPlan(sql, sql, Collections.emptyList(), scan, Decision.PASS);
         }
         Situation where = situation();
-        Decision d = LockPolicy.decide(scan, where, settings.mode(), settings.leakCheck(), holder != null);
-        noteVenue(where, d);
+        Decision d = LockPolicy.decide(scan, where, settings.mode(), settings.leakCheck(), emulation.available());
+        emulation.noteVenue(where, d);
         if (!scan.hasSessionLevelCall() && d != Decision.EMULATE) {
             return new StatementPlan(sql, sql, Collections.emptyList(), scan, Decision.PASS);
         }
@@ -234,36 +167,6 @@ final class ConnectionGuard {
         }
         reporter.publish(EventType.REWRITTEN, scan.firstSessionCall().function().sqlName(), null, null, sql,
                 "rewritten to " + settings.loggable(rewritten), null);
-    }
-
-    /** The SKIP LOCKED single-key trap: WARN (rate-limited) or, in strict, reject before sending. */
-    private void checkSkipLocked(String sql) throws SQLException {
-        if (lintScope == null) {
-            try {
-                lintScope = io.lockhygiene.lint.SkipLockedLint.scopeOf(raw);
-            } catch (SQLException e) {
-                return; // e.g. a failed transaction: the statement itself will fail; ask again next time
-            }
-        }
-        io.lockhygiene.lint.SkipLockedLint.Verdict v = io.lockhygiene.lint.SkipLockedLint.check(sql, raw, lintScope);
-        if (!v.singleKey()) {
-            return;
-        }
-        String message = "FOR UPDATE ... SKIP LOCKED pinned to one row of " + v.table() + " by its unique key "
-                + v.key() + ": when that row is merely locked by another transaction this returns no row, and the"
-                + " caller reads \"no such job\". SKIP LOCKED is for claiming any of many rows. Fix: wait with plain"
-                + " FOR UPDATE, or use NOWAIT and handle the lock_not_available error (SQLState 55P03).";
-        reporter.publish(EventType.SKIP_LOCKED_SINGLE_KEY, null, null, null, sql, message, null);
-        if (settings.skipLocked() == Settings.SkipLocked.STRICT) {
-            reporter.publish(EventType.REJECTED, null, null, null, sql, message, null);
-            throw new SQLException("LockHygiene (lockhygiene.skipLocked=strict) rejected this statement; nothing was sent. "
-                    + message + " SQL: " + settings.loggable(sql), "0A000");
-        }
-        if (WARNINGS.allow("sk:" + sql)) {
-            // the stack only when we log: this runs on every execution of a flagged statement
-            Log.warn("LockHygiene: {} Sent at {}. SQL: {}", message, CallSite.describe(CallSite.capture("here")),
-                    settings.loggable(sql));
-        }
     }
 
     /**
@@ -297,7 +200,7 @@ final class ConnectionGuard {
         for (Flagged f : where.status() == Situation.TransactionStatus.FAILED ? Collections.<Flagged>emptyList() : flagged) {
             if (f.scan.hasSessionLevelCall()) {
                 record(f.scan, f.original, where);
-                Decision fd = LockPolicy.decide(f.scan, where, settings.mode(), settings.leakCheck(), holder != null);
+                Decision fd = LockPolicy.decide(f.scan, where, settings.mode(), settings.leakCheck(), emulation.available());
                 d = fd == Decision.WRAP_IN_TRANSACTION ? fd : d;
             }
         }
@@ -314,7 +217,7 @@ final class ConnectionGuard {
         try {
             result = call.run(sent);
         } catch (SQLException | RuntimeException appFailure) {
-            afterFailure(appFailure);
+            emulation.afterFailure(appFailure);
             throw appFailure;
         }
         checkUnlocks(flagged, appStatement);
@@ -330,69 +233,6 @@ final class ConnectionGuard {
     }
 
     /**
-     * The application's statement failed. If that aborted its transaction, PostgreSQL has released the
-     * locks of the innermost (sub)transaction already (at the error, not at the ROLLBACK that follows): so
-     * do the xact locks its lock holder took for it there. Never masks the application's exception.
-     */
-    private void afterFailure(Exception appFailure) {
-        if (transactionVenue != Situation.Venue.HOLDER || holder == null) {
-            return;
-        }
-        try {
-            if (Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.FAILED) {
-                holder.applicationStatementFailed();
-            }
-        } catch (SQLException | RuntimeException ours) {
-            appFailure.addSuppressed(ours);
-        }
-    }
-
-    /**
-     * emulate: the application's text set, rolled back to or released savepoints; while the holder keeps
-     * xact locks for this transaction, it mirrors them (see {@link HolderSavepoints}).
-     */
-    void followSavepoints(ScanResult scan, String sql) {
-        if (transactionVenue != Situation.Venue.HOLDER || scan == null) {
-            return;
-        }
-        for (TransactionControl tc : scan.transactionControls()) {
-            TransactionControl.Kind k = tc.kind();
-            if (k == TransactionControl.Kind.SAVEPOINT || k == TransactionControl.Kind.ROLLBACK_TO
-                    || k == TransactionControl.Kind.RELEASE) {
-                followSavepoint(k, "text:" + savepointName(sql.substring(tc.start(), tc.end())));
-            }
-        }
-    }
-
-    /** emulate: one savepoint command of the application (a name from text, or a JDBC Savepoint). */
-    void followSavepoint(TransactionControl.Kind kind, Object savepoint) {
-        if (transactionVenue != Situation.Venue.HOLDER || holder == null) {
-            return;
-        }
-        try {
-            holder.applicationSavepoint(kind, savepoint);
-        } catch (SQLException | RuntimeException e) {
-            reporter.checkFailed("while following a savepoint of the application on its lock holder", e);
-        }
-    }
-
-    /** The savepoint's name in a SAVEPOINT / ROLLBACK TO / RELEASE statement: its last word, folded as PostgreSQL does. */
-    static String savepointName(String statement) {
-        String s = statement.trim();
-        if (s.endsWith(";")) {
-            s = s.substring(0, s.length() - 1).trim();
-        }
-        int i = s.length();
-        if (s.endsWith("\"")) {
-            return s.substring(s.lastIndexOf('"', s.length() - 2) + 1, s.length() - 1).replace("\"\"", "\"");
-        }
-        while (i > 0 && !Character.isWhitespace(s.charAt(i - 1))) {
-            i--;
-        }
-        return s.substring(i).toLowerCase(java.util.Locale.ROOT);
-    }
-
-    /**
      * A transaction ended without our check (a COMMIT in a prepared statement or in the middle of a
      * text, a procedure's COMMIT): under transaction pooling its server is no longer ours, so the check
      * cannot run there. Said once per connection and interval; never thrown.
@@ -401,10 +241,10 @@ final class ConnectionGuard {
         if (!Boolean.TRUE.equals(transactionPooling) || Pgjdbc.inTransaction(raw)) {
             return;
         }
-        if (transactionVenue != null && raw.getAutoCommit()) {
-            applicationTransactionEnded();
+        if (raw.getAutoCommit()) {
+            emulation.transactionGoneOnServer();
         }
-        if (calls.isEmpty() && adoptable.isEmpty()) {
+        if (calls.isEmpty() && !emulation.hasAdoptable()) {
             return;
         }
         String message = "LockHygiene: " + id + " ended a transaction that called session-level advisory functions"
@@ -416,7 +256,7 @@ final class ConnectionGuard {
                 message);
         reporter.publish(EventType.CHECK_FAILED, null, null, null, null, message, null);
         calls.clear();
-        adoptable.clear();
+        emulation.forgetAdoptable();
     }
 
     /**
@@ -432,7 +272,7 @@ final class ConnectionGuard {
                 plan.scan.finalTransactionEnd())) {
             return false; // no transaction to end on a server of ours: the text runs as it is
         }
-        return alwaysCheck || !calls.isEmpty() || !adoptable.isEmpty() || plan.scan.hasSessionLevelCall();
+        return alwaysCheck || !calls.isEmpty() || emulation.hasAdoptable() || plan.scan.hasSessionLevelCall();
     }
 
     /**
@@ -442,91 +282,6 @@ final class ConnectionGuard {
      */
     SQLWarning endTransactionByText(String endText) throws SQLException {
         return endTransaction(endText, false);
-    }
-
-    /** emulate under transaction pooling, and a statement the holder can run (one statement, no writes). */
-    boolean emulates(ScanResult scan) throws SQLException {
-        return holder != null && LockPolicy.decide(scan, situation(), settings.mode(), settings.leakCheck(), true)
-                == Decision.EMULATE;
-    }
-
-    /** The holder's connection, for preparing emulated statements on it. */
-    Connection holderConnection() throws SQLException {
-        return holder.connection();
-    }
-
-    /** Runs an emulated execution on the holder and records it. */
-    <R> R runOnHolder(ScanResult scan, String sql, Statement executedOn, LockHolder.HolderCall<R> call)
-            throws SQLException {
-        Throwable stack = CallSite.capture("session-level advisory lock call sent here");
-        for (AdvisoryCall c : scan.calls()) {
-            if (c.function().isSessionLevel()) {
-                LockCall emulated = new LockCall(c.function(), sql, c.argumentText(sql), stack);
-                emulatedCalls.add(emulated);
-                UnlockWatch.taken(emulated);
-            }
-        }
-        reporter.publish(EventType.EMULATED, scan.calls().get(0).function().sqlName(), null, null, sql,
-                "ran on the lock holder of " + id, stack);
-        boolean inTransaction = situation().statementRunsInTransaction();
-        try {
-            R result = holder.run(scan, call, inTransaction);
-            UnlockWatch.check(executedOn, scan, sql, reporter, settings);
-            return result;
-        } catch (SQLException | RuntimeException appFailure) {
-            if (inTransaction) {
-                failApplicationTransaction(appFailure);
-            }
-            throw appFailure;
-        }
-    }
-
-    /**
-     * A statement of the application's transaction failed on the lock holder: in PostgreSQL that error
-     * would have aborted the transaction (every later statement gets 25P02 until ROLLBACK, and its locks
-     * are gone). So the application's own transaction is aborted the same way, with a statement that fails
-     * on purpose, and the holder lets go of the transaction's xact locks. The application sees its own
-     * error, never ours.
-     */
-    private void failApplicationTransaction(Exception appFailure) {
-        try (Statement s = raw.createStatement()) {
-            s.execute("ROLLBACK TO SAVEPOINT lockhygiene_statement_failed_on_the_lock_holder");
-        } catch (SQLException expected) {
-            // 3B001 (no such savepoint): the transaction is aborted now, as PostgreSQL would have it
-        } catch (RuntimeException ours) {
-            appFailure.addSuppressed(ours);
-        }
-        afterFailure(appFailure);
-    }
-
-    /**
-     * emulate: locks this connection took inside its transaction and still held at its end were just
-     * released with the transaction's end (on the backend that held them); the holder takes them again.
-     * Between the two another client can take the key: said at WARN. Returns the locks left to report
-     * (inherited ones, which are not ours to keep).
-     */
-    private List<HeldLock> adoptByHolder(List<HeldLock> held, String command) {
-        List<HeldLock> notOurs = new ArrayList<>();
-        for (HeldLock lock : held) {
-            LockCall taker = Attribution.takerOf(lock, adoptable.list());
-            if (taker == null) {
-                notOurs.add(lock);
-                continue;
-            }
-            try {
-                holder.adopt(lock);
-                emulatedCalls.add(taker); // the holder holds it for that call now: attribute it there
-                ReportLog.warn("moved@" + CallSite.describe(taker.takenAt()), "session locks moved to the lock holder"
-                        + " at their transaction's end, taken at " + CallSite.describe(taker.takenAt()), lock.key(),
-                        "LockHygiene: {} still held session advisory lock {} ({}) at {} of the transaction that took it;"
-                        + " the lock holder took it over (between release and re-acquisition another client could take"
-                        + " the key). Take such locks outside the transaction, or release them before it ends.",
-                        id, lock.key(), lock.mode(), command);
-            } catch (SQLException | RuntimeException e) {
-                reporter.checkFailed("while moving lock " + lock.key() + " to the lock holder", e);
-            }
-        }
-        return notOurs;
     }
 
     /** Application close: the return check, then the holder lets go of everything (reported), for good. */
@@ -541,20 +296,38 @@ final class ConnectionGuard {
 
     private void letGo(boolean forGood) {
         beforeReturn();
-        if (holder != null) {
-            List<HeldLock> held = forGood ? holder.close() : holder.release();
-            if (!held.isEmpty()) {
-                reporter.report(held, emulatedCalls, "by the lock holder when the application connection closed");
-            }
-            emulatedCalls.clear();
-        }
+        emulation.letGo(forGood);
     }
 
     /** Application abort: the holder goes too, its locks with it. */
     void onAbort(java.util.concurrent.Executor executor) {
-        if (holder != null) {
-            holder.abort(executor);
-        }
+        emulation.onAbort(executor);
+    }
+
+    /** The holder's connection, for preparing emulated statements on it. */
+    Connection holderConnection() throws SQLException {
+        return emulation.holderConnection();
+    }
+
+    /** Runs an emulated execution on the holder (see {@link Emulation#runOnHolder}). */
+    <R> R runOnHolder(ScanResult scan, String sql, Statement executedOn, LockHolder.HolderCall<R> call)
+            throws SQLException {
+        return emulation.runOnHolder(scan, sql, executedOn, situation().statementRunsInTransaction(), call);
+    }
+
+    /** emulate: savepoints the application's text set, rolled back to or released. */
+    void followSavepoints(ScanResult scan, String sql) {
+        emulation.followSavepoints(scan, sql);
+    }
+
+    /** emulate: a savepoint of the JDBC API. */
+    void followSavepoint(TransactionControl.Kind kind, Object savepoint) {
+        emulation.followSavepoint(kind, savepoint);
+    }
+
+    /** emulate: for prepared statements, which skip {@link #passesUnchecked}. */
+    void checkLockLost() throws SQLException {
+        emulation.throwIfLockLost();
     }
 
     private void record(ScanResult scan, String sql, Situation where) {
@@ -579,10 +352,10 @@ final class ConnectionGuard {
         AdvisoryCall first = scan.firstSessionCall();
         String fix;
         if (settings.mode() == Settings.Mode.EMULATE) {
-            if (holder != null) {
+            if (emulation.available()) {
                 // emulate: the lock was taken on the application's own server (inside its transaction, or a
                 // statement that also writes); a lock still held at the transaction's end moves to the holder
-                adoptable.addLast(calls, recorded);
+                emulation.adoptable(calls, recorded);
                 Log.debug("LockHygiene: {} ran {} on its own server; a lock still held at the transaction's end moves to"
                         + " the lock holder", id, first.function().sqlName());
                 return;
@@ -664,7 +437,7 @@ final class ConnectionGuard {
         if (off || settings.leakCheck() == Settings.LeakCheck.NEVER) {
             return false;
         }
-        if (settings.leakCheck() == Settings.LeakCheck.TRACKED && calls.isEmpty() && adoptable.isEmpty()) {
+        if (settings.leakCheck() == Settings.LeakCheck.TRACKED && calls.isEmpty() && !emulation.hasAdoptable()) {
             return false;
         }
         return transactionPooling();
@@ -691,9 +464,9 @@ final class ConnectionGuard {
             }
             if (Boolean.TRUE.equals(transactionPooling)) {
                 calls.clear();
-                adoptable.clear();
+                emulation.forgetAdoptable();
             }
-            applicationTransactionEnded();
+            emulation.applicationTransactionEnded();
             return warnings;
         }
         List<HeldLock> held;
@@ -702,19 +475,17 @@ final class ConnectionGuard {
             // A failure here is the COMMIT's own (serialization, deferred constraint, lost connection):
             // exactly what the application's commit would have thrown, so it propagates as is.
             // counted only where the count matters: emulate moves these locks to its holder
-            held = LeakReporter.readHeldLocks(s, s.execute(LeakCheckSql.atTransactionEnd(command, !adoptable.isEmpty())));
-            warnings = withoutCountingWarnings(s.getWarnings());
+            held = LeakReporter.readHeldLocks(s, s.execute(LeakCheckSql.atTransactionEnd(command,
+                    emulation.hasAdoptable())));
+            warnings = LeakReporter.withoutCountingWarnings(s.getWarnings());
         } catch (SQLException | RuntimeException e) {
             calls.clear(); // the transaction is over either way
-            adoptable.clear();
-            applicationTransactionEnded();
+            emulation.forgetAdoptable();
+            emulation.applicationTransactionEnded();
             throw e;
         }
-        applicationTransactionEnded();
-        if (!adoptable.isEmpty()) {
-            held = adoptByHolder(held, command);
-            adoptable.clear();
-        }
+        emulation.applicationTransactionEnded();
+        held = emulation.moveToHolder(held, command);
         reporter.report(held, calls, "at " + command + " under transaction pooling");
         calls.clear();
         return warnings;
@@ -808,26 +579,6 @@ final class ConnectionGuard {
             Log.debug("LockHygiene: {} could not tell whether a pooler is in between ({}); assuming one", id, e.toString());
             return null;
         }
-    }
-
-    /** The end's own warnings: those of our counting release (see {@link LeakCheckSql#LIST}) are not the application's. */
-    private static SQLWarning withoutCountingWarnings(SQLWarning warnings) {
-        SQLWarning kept = null;
-        SQLWarning last = null;
-        for (SQLWarning w = warnings; w != null; w = w.getNextWarning()) {
-            String m = w.getMessage();
-            if (m != null && m.startsWith(LeakCheckSql.COUNTING_WARNING)) {
-                continue;
-            }
-            SQLWarning copy = new SQLWarning(m, w.getSQLState(), w.getErrorCode());
-            if (kept == null) {
-                kept = copy;
-            } else {
-                last.setNextWarning(copy);
-            }
-            last = copy;
-        }
-        return kept;
     }
 
     /** The text of a transaction end, as the application wrote it. */

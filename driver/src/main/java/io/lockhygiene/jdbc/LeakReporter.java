@@ -2,6 +2,7 @@ package io.lockhygiene.jdbc;
 
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,6 +12,7 @@ import io.lockhygiene.events.Events;
 import io.lockhygiene.events.LockHygieneEvent;
 import io.lockhygiene.leak.Attribution;
 import io.lockhygiene.leak.HeldLock;
+import io.lockhygiene.leak.LeakCheckSql;
 import io.lockhygiene.leak.LockCall;
 import io.lockhygiene.log.Log;
 import io.lockhygiene.settings.Settings;
@@ -92,5 +94,25 @@ final class LeakReporter {
                  Throwable stack) {
         Events.publish(new LockHygieneEvent(type, connectionId, function, key, mode,
                 sql == null ? null : settings.loggable(sql), message, stack));
+    }
+
+    /** The end's own warnings: those of our counting release (see {@link LeakCheckSql#LIST}) are not the application's. */
+    static SQLWarning withoutCountingWarnings(SQLWarning warnings) {
+        SQLWarning kept = null;
+        SQLWarning last = null;
+        for (SQLWarning w = warnings; w != null; w = w.getNextWarning()) {
+            String m = w.getMessage();
+            if (m != null && m.startsWith(LeakCheckSql.COUNTING_WARNING)) {
+                continue;
+            }
+            SQLWarning copy = new SQLWarning(m, w.getSQLState(), w.getErrorCode());
+            if (kept == null) {
+                kept = copy;
+            } else {
+                last.setNextWarning(copy);
+            }
+            last = copy;
+        }
+        return kept;
     }
 }
