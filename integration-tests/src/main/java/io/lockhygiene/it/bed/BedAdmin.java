@@ -79,9 +79,18 @@ public final class BedAdmin {
 
     /** Backends of our database idle inside a transaction (a lock holder pins one while it holds a lock). */
     public int idleInTransaction() throws SQLException {
+        return countSessions("state LIKE 'idle in transaction%'");
+    }
+
+    /** Of those, the ones that keep a snapshot (backend_xmin): CREATE INDEX CONCURRENTLY waits for them. */
+    public int idleInTransactionWithSnapshot() throws SQLException {
+        return countSessions("state = 'idle in transaction' AND backend_xmin IS NOT NULL");
+    }
+
+    private int countSessions(String condition) throws SQLException {
         try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                     + " AND state LIKE 'idle in transaction%' AND pid <> pg_backend_pid()")) {
+                     + " AND " + condition + " AND pid <> pg_backend_pid()")) {
             rs.next();
             return rs.getInt(1);
         }

@@ -53,21 +53,12 @@ class HolderSnapshotTest {
         }
     }
 
-    private int idleInTransactionWithSnapshot() throws SQLException {
-        try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                     + " AND state = 'idle in transaction' AND backend_xmin IS NOT NULL AND pid <> pg_backend_pid()")) {
-            rs.next();
-            return rs.getInt(1);
-        }
-    }
-
     @Test
     void controlASessionIdleInTransactionAfterAnExtendedStatementBlocksIndexBuilds() throws Exception {
         try (Connection idle = bed.connect(Route.DIRECT); Statement s = idle.createStatement()) {
             idle.setAutoCommit(false);
             s.execute("SELECT pg_advisory_lock(" + KEY + ")"); // extended protocol, pgjdbc's default
-            assertEquals(1, idleInTransactionWithSnapshot(), "it keeps backend_xmin while idle");
+            assertEquals(1, bed.admin().idleInTransactionWithSnapshot(), "it keeps backend_xmin while idle");
             assertEquals("57014", indexConcurrently("lh_cic_control", 3), "the index build waits for it until cancelled");
             idle.rollback();
         }
@@ -80,7 +71,7 @@ class HolderSnapshotTest {
             rs.next();
             assertTrue(rs.getBoolean(1));
             assertEquals(1, bed.admin().holdersOf(KEY).size(), "the holder holds the lock, idle in its transaction");
-            assertEquals(0, idleInTransactionWithSnapshot(), "and holds no snapshot");
+            assertEquals(0, bed.admin().idleInTransactionWithSnapshot(), "and holds no snapshot");
             assertEquals("ok", indexConcurrently("lh_cic_emulate", 30));
             assertEquals(1, bed.admin().holdersOf(KEY).size(), "the lock is still held");
         }
