@@ -14,6 +14,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class HolderWatchdog {
     static final long INTERVAL_MILLIS = 1000;
+    /** How long one check may wait for its answer before the connection counts as lost. */
+    static final long PING_TIMEOUT_MILLIS = 5000;
     private static final Set<LockHolder> WATCHED = ConcurrentHashMap.newKeySet();
     private static volatile ScheduledExecutorService timer;
 

@@ -78,4 +78,30 @@ class LockLostTest {
             assertFalse(anotherClientGetsTheKey());
         }
     }
+
+    /**
+     * The network stops answering (no socketTimeout on the URL): the watchdog's check is bounded by its own
+     * network timeout, so the loss is still said and nothing of ours hangs.
+     */
+    @Test
+    void aBlackholedHolderIsSaidLostWithinTheWatchdogsBound() throws Exception {
+        String url = bed.url(Route.TRANSACTION_POOL);
+        int port = Integer.parseInt(url.replaceAll(".*:(\\d+)/.*", "$1"));
+        try (io.lockhygiene.it.bed.TcpProxy proxy = new io.lockhygiene.it.bed.TcpProxy(port);
+             EventRecorder events = EventRecorder.all()) {
+            Connection c = java.sql.DriverManager.getConnection("jdbc:lockhygiene:postgresql://127.0.0.1:" + proxy.port()
+                    + "/lockhygiene?prepareThreshold=0&lockhygiene.mode=emulate", bed.credentials());
+            Statement s = c.createStatement();
+            assertTrue(bool(s, "SELECT pg_try_advisory_lock(" + (KEY + 1) + ")"));
+            proxy.blackhole(true);
+            long deadline = System.nanoTime() + 20_000_000_000L; // 1 s interval + 5 s bound, with room
+            while (events.of(EventType.LOCK_LOST).isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            assertEquals(1, events.of(EventType.LOCK_LOST).size(), events.types().toString());
+            proxy.blackhole(false);
+            c.abort(Runnable::run);
+        }
+        bed.admin().terminateHoldersOf(KEY + 1);
+    }
 }
