@@ -204,9 +204,8 @@ final class ConnectionGuard {
                 d = fd == Decision.WRAP_IN_TRANSACTION ? fd : d;
             }
         }
-        if (alwaysCheck && where.transactionPooling() && !where.statementRunsInTransaction() && !control
-                && where.status() != Situation.TransactionStatus.FAILED) {
-            d = Decision.WRAP_IN_TRANSACTION; // leakCheck=always: every autocommit statement ends a transaction
+        if (d == Decision.PASS) {
+            d = LockPolicy.decideUnflagged(where, control, settings.mode(), settings.leakCheck());
         }
         if (d == Decision.WRAP_IN_TRANSACTION) {
             R result = runWrapped(appStatement, sent, call);
@@ -581,8 +580,4 @@ final class ConnectionGuard {
         }
     }
 
-    /** The text of a transaction end, as the application wrote it. */
-    static String textOf(String sql, TransactionControl end) {
-        return sql.substring(end.start(), end.end());
-    }
 }

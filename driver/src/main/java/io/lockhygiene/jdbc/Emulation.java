@@ -148,7 +148,6 @@ final class Emulation {
         lockLost = true;
     }
 
-
     /** Thrown once, on the next statement after the loss; the connection is usable again after it. */
     SQLException lockLostException() {
         lockLost = false;
@@ -157,22 +156,12 @@ final class Emulation {
                 "08006");
     }
 
-
-    /** For prepared statements, which skip {@link ConnectionGuard#passesUnchecked}: the loss is said on their next execution. */
-    void checkLockLost() throws SQLException {
-        if (lockLost) {
-            throw lockLostException();
-        }
-    }
-
-
     /** emulate: the first advisory call of an application transaction fixes where the rest run. */
     void noteVenue(Situation where, Decision d) {
         if (holder != null && transactionVenue == null && where.statementRunsInTransaction()) {
             transactionVenue = d == Decision.EMULATE ? Situation.Venue.HOLDER : Situation.Venue.APPLICATION;
         }
     }
-
 
     /** The application's transaction ended (any way): its xact locks on the holder go, its venue is forgotten. */
     void applicationTransactionEnded() {
@@ -185,7 +174,6 @@ final class Emulation {
             }
         }
     }
-
 
     /**
      * The application's statement failed. If that aborted its transaction, PostgreSQL has released the
@@ -205,7 +193,6 @@ final class Emulation {
         }
     }
 
-
     /**
      * emulate: the application's text set, rolled back to or released savepoints; while the holder keeps
      * xact locks for this transaction, it mirrors them (see {@link HolderSavepoints}).
@@ -218,11 +205,10 @@ final class Emulation {
             TransactionControl.Kind k = tc.kind();
             if (k == TransactionControl.Kind.SAVEPOINT || k == TransactionControl.Kind.ROLLBACK_TO
                     || k == TransactionControl.Kind.RELEASE) {
-                followSavepoint(k, "text:" + savepointName(sql.substring(tc.start(), tc.end())));
+                followSavepoint(k, "text:" + savepointName(tc.textIn(sql)));
             }
         }
     }
-
 
     /** emulate: one savepoint command of the application (a name from text, or a JDBC Savepoint). */
     void followSavepoint(TransactionControl.Kind kind, Object savepoint) {
@@ -235,7 +221,6 @@ final class Emulation {
             reporter.checkFailed("while following a savepoint of the application on its lock holder", e);
         }
     }
-
 
     /** The savepoint's name in a SAVEPOINT / ROLLBACK TO / RELEASE statement: its last word, folded as PostgreSQL does. */
     static String savepointName(String statement) {
@@ -253,14 +238,10 @@ final class Emulation {
         return s.substring(i).toLowerCase(java.util.Locale.ROOT);
     }
 
-
-
-
     /** The holder's connection, for preparing emulated statements on it. */
     Connection holderConnection() throws SQLException {
         return holder.connection();
     }
-
 
     /** Runs an emulated execution on the holder and records it. */
     <R> R runOnHolder(ScanResult scan, String sql, Statement executedOn, boolean inTransaction,
@@ -287,7 +268,6 @@ final class Emulation {
         }
     }
 
-
     /**
      * A statement of the application's transaction failed on the lock holder: in PostgreSQL that error
      * would have aborted the transaction (every later statement gets 25P02 until ROLLBACK, and its locks
@@ -305,7 +285,6 @@ final class Emulation {
         }
         afterFailure(appFailure);
     }
-
 
     /**
      * emulate: locks this connection took inside its transaction and still held at its end were just
@@ -336,7 +315,6 @@ final class Emulation {
         }
         return notOurs;
     }
-
 
     /** Application abort: the holder goes too, its locks with it. */
     void onAbort(java.util.concurrent.Executor executor) {

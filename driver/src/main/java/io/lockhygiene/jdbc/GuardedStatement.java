@@ -47,18 +47,15 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
         if (guard.checksAtTextEnd(plan)) {
             return endingTransaction(plan, call);
         }
-        if (plan.scan != null && plan.decision == io.lockhygiene.policy.Decision.PASS && plan.flagged.isEmpty()) {
-            R result = guard.execute(plan.flagged, delegate, sql, s -> call.run(delegate, s)); // watched text
-            guard.followSavepoints(plan.scan, sql);
-            return result;
-        }
         if (plan.emulated != null) {
             Statement onHolder = holderStatement();
             R result = guard.runOnHolder(plan.emulated, sql, onHolder, () -> call.run(onHolder, sql));
             emulated = onHolder; // getResultSet(), getUpdateCount(), getMoreResults() read from it now
             return result;
         }
-        return guard.execute(plan.flagged, delegate, plan.sent, s -> call.run(delegate, s));
+        R result = guard.execute(plan.flagged, delegate, plan.sent, s -> call.run(delegate, s));
+        guard.followSavepoints(plan.scan, sql); // the text's own SAVEPOINT / ROLLBACK TO / RELEASE, if any
+        return result;
     }
 
     /**
@@ -70,7 +67,7 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
      */
     private <R> R endingTransaction(StatementPlan plan, StatementCall<R> call) throws SQLException {
         io.lockhygiene.sql.TransactionControl end = plan.scan.finalTransactionEnd();
-        String endText = ConnectionGuard.textOf(plan.original, end);
+        String endText = end.textIn(plan.original);
         if (end.statementIndex() == 0) {
             EndedTransactionResult ended = new EndedTransactionResult(delegate, guard.endTransactionByText(endText));
             emulated = ended;

@@ -11,8 +11,6 @@ import io.lockhygiene.sql.ScanResult;
  * policy took, and what each execution must record.
  */
 final class StatementPlan {
-    private static final ScanResult NONE = null;
-
     final String original;
     final String sent;
     /** Empty when executions need no work (no session-level call left in the text that is sent). */
@@ -33,6 +31,6 @@ final class StatementPlan {
     }
 
     static StatementPlan unflagged(String sql) {
-        return new StatementPlan(sql, sql, Collections.emptyList(), NONE, Decision.PASS);
+        return new StatementPlan(sql, sql, Collections.emptyList(), null, Decision.PASS);
     }
 }

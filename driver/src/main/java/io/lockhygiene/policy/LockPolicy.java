@@ -69,12 +69,30 @@ public final class LockPolicy {
             default:
                 break;
         }
-        boolean autocommitStatement = !where.statementRunsInTransaction();
-        // A text with its own BEGIN or COMMIT is never wrapped: our transaction would swallow or end theirs.
-        if (autocommitStatement && !scan.hasTransactionControl() && leakCheck != Settings.LeakCheck.NEVER) {
-            return Decision.WRAP_IN_TRANSACTION;
+        return wrapsAutocommit(where, scan.hasTransactionControl(), leakCheck != Settings.LeakCheck.NEVER);
+    }
+
+    /**
+     * leakCheck=always: an execution with no session-level call is wrapped under the same rule, since under
+     * transaction pooling every autocommit statement ends a transaction whose server must be checked.
+     */
+    public static Decision decideUnflagged(Situation where, boolean textHasTransactionControl,
+                                           Settings.Mode mode, Settings.LeakCheck leakCheck) {
+        if (mode == Settings.Mode.OFF || leakCheck != Settings.LeakCheck.ALWAYS || !where.transactionPooling()
+                || where.status() == Situation.TransactionStatus.FAILED) {
+            return Decision.PASS;
         }
-        return Decision.PASS;
+        return wrapsAutocommit(where, textHasTransactionControl, true);
+    }
+
+    /**
+     * A statement that runs while no transaction is open on the server is wrapped in one of ours, so the
+     * leak check at its COMMIT runs on the server that holds the lock; a text with its own BEGIN or COMMIT
+     * never is (our transaction would swallow or end theirs).
+     */
+    private static Decision wrapsAutocommit(Situation where, boolean textHasTransactionControl, boolean checked) {
+        return checked && !where.statementRunsInTransaction() && !textHasTransactionControl
+                ? Decision.WRAP_IN_TRANSACTION : Decision.PASS;
     }
 
     private static boolean anyCallInTransaction(ScanResult scan, Situation where) {

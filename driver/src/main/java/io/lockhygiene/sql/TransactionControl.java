@@ -53,6 +53,11 @@ public final class TransactionControl {
         return end;
     }
 
+    /** The statement's text in {@code sql}, the text it was scanned from. */
+    public String textIn(String sql) {
+        return sql.substring(start, end);
+    }
+
     /** True for END and END_AND_CHAIN: the transaction's locks are gone after it. */
     public boolean endsTransaction() {
         return kind == Kind.END || kind == Kind.END_AND_CHAIN;

@@ -62,4 +62,19 @@ class LockPolicyTest {
         assertEquals(expected, LockPolicy.decide(SqlScanner.scan("SELECT pg_advisory_lock(1)"), where, Mode.DETECT,
                 leakCheck, true));
     }
+
+    @ParameterizedTest(name = "{0} autocommit={1} control={2} leakCheck={3} -> {4}")
+    @CsvSource({
+            "IDLE  , true , false, ALWAYS , WRAP_IN_TRANSACTION",
+            "IDLE  , true , true , ALWAYS , PASS",
+            "OPEN  , true , false, ALWAYS , PASS",
+            "IDLE  , false, false, ALWAYS , PASS",
+            "FAILED, true , false, ALWAYS , PASS",
+            "IDLE  , true , false, TRACKED, PASS",
+    })
+    void leakCheckAlwaysWrapsEveryAutocommitStatement(TransactionStatus status, boolean autoCommit, boolean control,
+                                                      LeakCheck leakCheck, Decision expected) {
+        Situation where = new Situation(status, autoCommit, true, false);
+        assertEquals(expected, LockPolicy.decideUnflagged(where, control, Mode.DETECT, leakCheck));
+    }
 }
