@@ -54,15 +54,19 @@ public final class LockHygieneDataSource implements DataSource {
 
     @Override
     public Connection getConnection() throws SQLException {
-        return guard(delegate.getConnection(), delegate::getConnection);
+        return guard(delegate.getConnection(), HolderFactory.of(this, true, delegate::getConnection));
     }
 
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
-        return guard(delegate.getConnection(username, password), () -> delegate.getConnection(username, password));
+        return guard(delegate.getConnection(username, password),
+                HolderFactory.of(java.util.Arrays.asList(this, username), true, () -> delegate.getConnection(username, password)));
     }
 
-    /** @param holders emulate's lock holders come from the same DataSource (a pool needs room for them) */
+    /**
+     * @param holders emulate's lock holder borrows from the same DataSource, one connection while it holds
+     *                anything (a pool needs room for it); its owners are threads, as in a pool
+     */
     private Connection guard(Connection borrowed, HolderFactory holders) throws SQLException {
         if (settings.mode() == Settings.Mode.OFF) {
             return borrowed;

@@ -65,14 +65,16 @@ public final class LockHygieneDriver implements Driver {
             return raw;
         }
         // emulate's lock holder connects the same way, so through the same pooler
-        return LockHygieneConnection.wrap(raw, settings, () -> {
+        // one lock holder per process and place (URL and user)
+        String endpoint = ConnectionUrl.redact(parsed.targetUrl()) + " (user " + pgProps.getProperty("user") + ")";
+        return LockHygieneConnection.wrap(raw, settings, io.lockhygiene.jdbc.HolderFactory.of(endpoint, false, () -> {
             CONNECTING.set(Boolean.TRUE); // a holder stays raw, also under the agent
             try {
                 return pgjdbc.connect(parsed.targetUrl(), pgProps);
             } finally {
                 CONNECTING.remove();
             }
-        });
+        }));
     }
 
     /** True while this thread is inside {@link #connect} asking pgjdbc (the agent's hook asks). */

@@ -38,14 +38,16 @@ public final class AgentHooks {
             if (connection.isWrapperFor(LockHygieneConnection.class)) {
                 return connection;
             }
-            HolderFactory holders = () -> {
+            String endpoint = io.lockhygiene.settings.ConnectionUrl.redact(url) + " (user "
+                    + (info == null ? null : info.getProperty("user")) + ")";
+            HolderFactory holders = HolderFactory.of(endpoint, false, () -> {
                 OPENING_HOLDER.set(Boolean.TRUE);
                 try {
                     return pgjdbc.connect(url, info);
                 } finally {
                     OPENING_HOLDER.remove();
                 }
-            };
+            });
             Connection castable = PgConnectionSubclass.wrap(connection, s, holders);
             return castable != null ? castable : LockHygieneConnection.wrap(connection, s, holders);
         } catch (Exception | LinkageError e) {

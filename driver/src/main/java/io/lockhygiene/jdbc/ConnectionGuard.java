@@ -118,6 +118,11 @@ final class ConnectionGuard {
      * emulates, or marks the executions that must be recorded.
      */
     StatementPlan plan(String sql) throws SQLException {
+        return plan(sql, true);
+    }
+
+    /** @param allowTable false for callable statements, which emulate never answers itself */
+    StatementPlan plan(String sql, boolean allowTable) throws SQLException {
         if (off) {
             return StatementPlan.unflagged(sql);
         }
@@ -134,6 +139,13 @@ final class ConnectionGuard {
         }
         if (!scan.hasSessionLevelCall() && (!emulation.available() || scan.calls().isEmpty())) {
             return new StatementPlan(sql, sql, Collections.emptyList(), scan, Decision.PASS);
+        }
+        io.lockhygiene.sql.LockStatement table = allowTable && emulation.available()
+                ? io.lockhygiene.sql.LockStatement.parse(sql, scan) : null;
+        if (table != null) {
+            // decided again at each execution (see runTable): where it runs depends on the moment
+            return new StatementPlan(sql, sql, scan.hasSessionLevelCall() ? Collections.singletonList(new Flagged(scan, sql))
+                    : Collections.emptyList(), scan, Decision.EMULATE, table);
         }
         Situation where = situation();
         Decision d = LockPolicy.decide(scan, where, settings.mode(), settings.leakCheck(), emulation.available());
@@ -170,6 +182,29 @@ final class ConnectionGuard {
     }
 
     /**
+     * emulate: one execution of a lock statement. When the policy says emulate, the process's lock table
+     * decides every call and the answer is PostgreSQL's, made here; returns null when the statement must
+     * run as it is (another venue, or a key this JVM cannot know: an unusual bind type), through
+     * {@link #execute}.
+     *
+     * @param binds the bind values of a prepared statement, or null
+     */
+    LocalResult runTable(StatementPlan plan, Object[] binds, Statement appStatement) throws SQLException {
+        Situation where = situation();
+        Decision d = LockPolicy.decide(plan.scan, where, settings.mode(), settings.leakCheck(), true, true);
+        if (d != Decision.EMULATE) {
+            emulation.noteVenue(where, d);
+            return null;
+        }
+        LocalResult answer = emulation.runTable(plan.table, plan.scan, plan.original, binds, appStatement,
+                where.statementRunsInTransaction());
+        if (answer != null) {
+            emulation.noteVenue(where, d);
+        }
+        return answer;
+    }
+
+    /**
      * Runs one execution (a statement, a prepared execution, a batch) whose texts may call session-level
      * functions, or that is watched: records the calls, warns, and wraps an autocommit execution under
      * transaction pooling in a transaction whose end carries the leak check (only when no transaction is
@@ -201,6 +236,12 @@ final class ConnectionGuard {
             if (f.scan.hasSessionLevelCall()) {
                 record(f.scan, f.original, where);
                 Decision fd = LockPolicy.decide(f.scan, where, settings.mode(), settings.leakCheck(), emulation.available());
+                if (fd == Decision.EMULATE) {
+                    // emulate could not take it (a lock statement with a key only the server knows): it runs
+                    // here, wrapped in autocommit, and a lock it takes moves to the holder at the end
+                    emulation.noteVenue(where, Decision.PASS);
+                    fd = LockPolicy.decide(f.scan, where, Settings.Mode.DETECT, settings.leakCheck(), false);
+                }
                 d = fd == Decision.WRAP_IN_TRANSACTION ? fd : d;
             }
         }
@@ -544,6 +585,11 @@ final class ConnectionGuard {
 
     /** Resolved once per connection; auto looks for a pooler (BackendKeyData pid != pg_backend_pid()). */
     boolean transactionPooling() throws SQLException {
+        if (transactionPooling == null && emulation.threadOwners()) {
+            // emulate on connections a pool lends to any thread: the pool is the pooler (a thread's lock
+            // lives in the lock holder across borrows, never on one borrowed connection)
+            transactionPooling = true;
+        }
         if (transactionPooling == null) {
             switch (settings.poolMode()) {
                 case TRANSACTION:

@@ -2,10 +2,12 @@ package io.lockhygiene.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.lockhygiene.emulate.AdvisoryKey;
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.leak.Attribution;
 import io.lockhygiene.leak.HeldLock;
@@ -16,6 +18,8 @@ import io.lockhygiene.policy.Decision;
 import io.lockhygiene.policy.Situation;
 import io.lockhygiene.settings.Settings;
 import io.lockhygiene.sql.AdvisoryCall;
+import io.lockhygiene.sql.AdvisoryFunction;
+import io.lockhygiene.sql.LockStatement;
 import io.lockhygiene.sql.ScanResult;
 import io.lockhygiene.sql.TransactionControl;
 
@@ -40,14 +44,26 @@ final class Emulation {
     private Situation.Venue transactionVenue;
     /** The holder lost its server while holding locks; the next statement fails (set by the watchdog). */
     private volatile boolean lockLost;
+    /** The process's lock holder for this connection's endpoint: lock statements are decided in its table. */
+    private final SharedHolder shared;
+    /** Owners are threads (a pool lends this connection to any thread), not the connection. */
+    private final boolean threadOwners;
+    private final LockOwner connectionOwner;
+    /** The open transaction's token in the lock table, once it took a transaction-level lock there. */
+    private Object tableTransaction;
+    /** The application's savepoints since then (names from text, or JDBC Savepoint objects), innermost last. */
+    private final List<Object> tableSavepoints = new ArrayList<>();
 
     Emulation(Connection raw, Settings settings, String id, LeakReporter reporter, HolderFactory holderFactory) {
         this.raw = raw;
         this.settings = settings;
         this.id = id;
         this.reporter = reporter;
-        this.holder = settings.mode() == Settings.Mode.EMULATE && holderFactory != null
-                ? new LockHolder(holderFactory, id, settings.lockTimeoutMillis(), this::holderLost) : null;
+        boolean on = settings.mode() == Settings.Mode.EMULATE && holderFactory != null;
+        this.holder = on ? new LockHolder(holderFactory, id, settings.lockTimeoutMillis(), this::holderLost) : null;
+        this.shared = on ? SharedHolder.of(holderFactory) : null;
+        this.threadOwners = on && holderFactory.threadOwners();
+        this.connectionOwner = on && !threadOwners ? LockOwner.ofConnection(id, reporter) : null;
     }
 
     /** emulate with a way to open a holder. */
@@ -55,9 +71,124 @@ final class Emulation {
         return holder != null;
     }
 
-    boolean holderHolding() {
-        return holder != null && holder.isHolding();
+    /** emulate on connections a pool lends to any thread: locks belong to threads. */
+    boolean threadOwners() {
+        return threadOwners;
     }
+
+    /** Who holds the locks this connection's statements take now. */
+    private LockOwner owner() {
+        return threadOwners ? shared.threadOwner(reporter) : connectionOwner;
+    }
+
+    boolean holderHolding() {
+        return holder != null && (holder.isHolding() || shared.holdsSessionLocks(owner()));
+    }
+
+    /**
+     * One execution of a lock statement, decided call by call in the process's lock table, as PostgreSQL
+     * would for this connection's session: the answer is the row PostgreSQL would have returned, with its
+     * warnings. Returns null, having done nothing, when a key cannot be known here (a bind type PostgreSQL
+     * would treat otherwise, or NULL): the statement then runs as it is.
+     */
+    LocalResult runTable(LockStatement statement, ScanResult scan, String sql, Object[] binds, Statement appStatement,
+                         boolean inTransaction) throws SQLException {
+        List<LockStatement.Item> items = statement.items();
+        AdvisoryKey[] keys = new AdvisoryKey[items.size()];
+        for (int i = 0; i < keys.length; i++) {
+            if (items.get(i).function() != AdvisoryFunction.UNLOCK_ALL) {
+                keys[i] = LockKeys.resolve(items.get(i), binds);
+                if (keys[i] == null) {
+                    return null;
+                }
+            }
+        }
+        LockOwner owner = owner();
+        if (statement.hasSessionLevelCall()) {
+            Throwable stack = CallSite.capture("session-level advisory lock call sent here");
+            for (AdvisoryCall c : scan.calls()) {
+                if (c.function().isSessionLevel()) {
+                    LockCall call = new LockCall(c.function(), sql, c.argumentText(sql), stack);
+                    owner.calls.add(call);
+                    UnlockWatch.taken(call);
+                }
+            }
+            reporter.publish(EventType.EMULATED, scan.firstSessionCall().function().sqlName(), null, null, sql,
+                    "decided in the lock table of " + shared + " for " + owner, stack);
+        }
+        int timeout = appStatement.getQueryTimeout();
+        long deadline = timeout > 0 ? System.nanoTime() + timeout * 1_000_000_000L : 0;
+        String[] labels = new String[keys.length];
+        int[] types = new int[keys.length];
+        byte[][] row = new byte[keys.length][];
+        SQLWarning warnings = null;
+        Object autocommitTransaction = null;
+        try {
+            for (int i = 0; i < keys.length; i++) {
+                LockStatement.Item item = items.get(i);
+                AdvisoryFunction f = item.function();
+                labels[i] = item.label();
+                types[i] = f.isTry() || f.kind() == AdvisoryFunction.Kind.RELEASE ? BOOL : VOID;
+                boolean answer = true;
+                switch (f.kind()) {
+                    case ACQUIRE:
+                        Object tx = null;
+                        int level = 0;
+                        if (!f.isSessionLevel()) {
+                            if (!inTransaction) {
+                                autocommitTransaction = autocommitTransaction == null ? new Object() : autocommitTransaction;
+                                tx = autocommitTransaction; // its own transaction: released at the statement's end
+                            } else {
+                                if (tableTransaction == null) {
+                                    tableTransaction = new Object();
+                                    tableSavepoints.clear();
+                                }
+                                tx = tableTransaction;
+                                level = tableSavepoints.size();
+                            }
+                        }
+                        answer = shared.acquire(owner, keys[i], f.isShared(), f.isTry(), tx, level,
+                                settings.lockTimeoutMillis(), deadline);
+                        break;
+                    case RELEASE:
+                        answer = shared.unlock(owner, keys[i], f.isShared());
+                        if (!answer) {
+                            SQLWarning w = new SQLWarning("you don't own a lock of type "
+                                    + (f.isShared() ? "ShareLock" : "ExclusiveLock"), "01000");
+                            if (warnings == null) {
+                                warnings = w;
+                            } else {
+                                warnings.setNextWarning(w);
+                            }
+                        }
+                        break;
+                    default:
+                        shared.unlockAll(owner);
+                        break;
+                }
+                row[i] = types[i] == VOID ? EMPTY : (answer ? TRUE : FALSE);
+            }
+        } catch (SQLException | RuntimeException appFailure) {
+            if (inTransaction) {
+                failApplicationTransaction(appFailure);
+            }
+            throw appFailure;
+        } finally {
+            if (autocommitTransaction != null) {
+                shared.releaseTransaction(autocommitTransaction, 0);
+            }
+        }
+        LocalResult result = LocalResult.row(appStatement, Pgjdbc.driverResultSet(appStatement, labels, types, row),
+                warnings);
+        UnlockWatch.check(result, scan, sql, reporter, settings);
+        return result;
+    }
+
+    private static final int BOOL = 16;
+    private static final int VOID = 2278;
+    private static final byte[] TRUE = {'t'};
+    private static final byte[] FALSE = {'f'};
+    private static final byte[] EMPTY = {};
 
     /** Where the next statement's advisory calls run (see {@link Situation.Venue}). */
     Situation.Venue venue(Situation.TransactionStatus status, boolean autoCommit) {
@@ -70,7 +201,7 @@ final class Emulation {
 
     /** True while the open transaction has emulation state that its end must settle. */
     boolean transactionPending() {
-        return !adoptable.isEmpty() || transactionVenue != null;
+        return !adoptable.isEmpty() || transactionVenue != null || tableTransaction != null;
     }
 
     /** True when locks taken on the application's server may have to move to the holder at the end. */
@@ -118,6 +249,12 @@ final class Emulation {
         if (lockLost) {
             throw lockLostException();
         }
+        if (shared != null && shared.lossSeen() && owner().takeLost()) {
+            transactionVenue = null;
+            tableTransaction = null;
+            throw new SQLException("LockHygiene (lockhygiene.mode=emulate): the lock holder of " + owner() + " lost its"
+                    + " server connection; the advisory locks it held are gone. Take them again.", "08006");
+        }
     }
 
     /** Application close (for good) or a pool's return: the holder lets go of everything, reported. */
@@ -130,6 +267,15 @@ final class Emulation {
             reporter.report(held, emulatedCalls, "by the lock holder when the application connection closed");
         }
         emulatedCalls.clear();
+        tableTransaction = null;
+        if (connectionOwner != null) {
+            // a connection's locks end with it (a pooled thread's stay with the thread)
+            List<HeldLock> owned = shared.releaseOwner(connectionOwner);
+            if (!owned.isEmpty()) {
+                reporter.report(owned, connectionOwner.calls, "by the lock holder when the application connection closed");
+            }
+            connectionOwner.calls.clear();
+        }
     }
 
     /**
@@ -166,6 +312,16 @@ final class Emulation {
     /** The application's transaction ended (any way): its xact locks on the holder go, its venue is forgotten. */
     void applicationTransactionEnded() {
         transactionVenue = null;
+        if (tableTransaction != null) {
+            Object tx = tableTransaction;
+            tableTransaction = null;
+            tableSavepoints.clear();
+            try {
+                shared.releaseTransaction(tx, 0);
+            } catch (SQLException | RuntimeException e) {
+                reporter.checkFailed("while releasing the transaction-level locks of its transaction", e);
+            }
+        }
         if (holder != null) {
             try {
                 holder.endApplicationTransaction();
@@ -181,11 +337,14 @@ final class Emulation {
      * do the xact locks its lock holder took for it there. Never masks the application's exception.
      */
     void afterFailure(Exception appFailure) {
-        if (transactionVenue != Situation.Venue.HOLDER || holder == null) {
+        if ((transactionVenue != Situation.Venue.HOLDER && tableTransaction == null) || holder == null) {
             return;
         }
         try {
             if (Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.FAILED) {
+                if (tableTransaction != null) {
+                    shared.releaseTransaction(tableTransaction, tableSavepoints.size());
+                }
                 holder.applicationStatementFailed();
             }
         } catch (SQLException | RuntimeException ours) {
@@ -198,7 +357,7 @@ final class Emulation {
      * xact locks for this transaction, it mirrors them (see {@link HolderSavepoints}).
      */
     void followSavepoints(ScanResult scan, String sql) {
-        if (transactionVenue != Situation.Venue.HOLDER || scan == null) {
+        if ((transactionVenue != Situation.Venue.HOLDER && tableTransaction == null) || scan == null) {
             return;
         }
         for (TransactionControl tc : scan.transactionControls()) {
@@ -212,13 +371,43 @@ final class Emulation {
 
     /** emulate: one savepoint command of the application (a name from text, or a JDBC Savepoint). */
     void followSavepoint(TransactionControl.Kind kind, Object savepoint) {
-        if (transactionVenue != Situation.Venue.HOLDER || holder == null) {
+        if ((transactionVenue != Situation.Venue.HOLDER && tableTransaction == null) || holder == null) {
             return;
         }
         try {
+            if (tableTransaction != null) {
+                followInTable(kind, savepoint);
+            }
             holder.applicationSavepoint(kind, savepoint);
         } catch (SQLException | RuntimeException e) {
             reporter.checkFailed("while following a savepoint of the application on its lock holder", e);
+        }
+    }
+
+    /**
+     * The table's view of the application's savepoints: a transaction-level lock is taken at the depth of
+     * savepoints set since the table's transaction began; rolling back to one releases the locks taken at
+     * its depth or deeper (one set before the table's transaction: all of them); releasing one merges
+     * them into the enclosing depth.
+     */
+    private void followInTable(TransactionControl.Kind kind, Object savepoint) throws SQLException {
+        int i = tableSavepoints.lastIndexOf(savepoint);
+        switch (kind) {
+            case SAVEPOINT:
+                tableSavepoints.add(savepoint);
+                break;
+            case ROLLBACK_TO:
+                shared.releaseTransaction(tableTransaction, i + 1);
+                tableSavepoints.subList(i + 1, tableSavepoints.size()).clear();
+                break;
+            case RELEASE:
+                if (i >= 0) {
+                    shared.mergeTransactionLevel(tableTransaction, i + 1);
+                    tableSavepoints.subList(i, tableSavepoints.size()).clear();
+                }
+                break;
+            default:
+                break;
         }
     }
 
@@ -301,8 +490,13 @@ final class Emulation {
                 continue;
             }
             try {
-                holder.adopt(lock);
-                emulatedCalls.add(taker); // the holder holds it for that call now: attribute it there
+                LockOwner owner = owner();
+                AdvisoryKey key = lock.isBigintKey() ? AdvisoryKey.bigint(lock.bigintKey())
+                        : AdvisoryKey.pair(lock.firstIntKey(), lock.secondIntKey());
+                for (int i = 0; i < lock.count(); i++) { // as often as the application's session had stacked it
+                    shared.acquire(owner, key, lock.isShared(), false, null, 0, settings.lockTimeoutMillis(), 0);
+                }
+                owner.calls.add(taker); // the holder holds it for that call now: attribute it there
                 ReportLog.warn("moved@" + CallSite.describe(taker.takenAt()), "session locks moved to the lock holder"
                         + " at their transaction's end, taken at " + CallSite.describe(taker.takenAt()), lock.key(),
                         "LockHygiene: {} still held session advisory lock {} ({}) at {} of the transaction that took it;"
@@ -320,6 +514,9 @@ final class Emulation {
     void onAbort(java.util.concurrent.Executor executor) {
         if (holder != null) {
             holder.abort(executor);
+        }
+        if (connectionOwner != null) {
+            shared.releaseOwner(connectionOwner);
         }
     }
 }

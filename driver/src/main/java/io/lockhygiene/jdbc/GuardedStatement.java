@@ -47,6 +47,13 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
         if (guard.checksAtTextEnd(plan)) {
             return endingTransaction(plan, call);
         }
+        if (plan.table != null) {
+            LocalResult answer = guard.runTable(plan, null, delegate);
+            if (answer != null) {
+                emulated = answer; // getResultSet(), getWarnings() read the answer now
+                return call.run(answer, sql);
+            }
+        }
         if (plan.emulated != null) {
             Statement onHolder = holderStatement();
             R result = guard.runOnHolder(plan.emulated, sql, onHolder, () -> call.run(onHolder, sql));
@@ -69,7 +76,7 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
         io.lockhygiene.sql.TransactionControl end = plan.scan.finalTransactionEnd();
         String endText = end.textIn(plan.original);
         if (end.statementIndex() == 0) {
-            EndedTransactionResult ended = new EndedTransactionResult(delegate, guard.endTransactionByText(endText));
+            LocalResult ended = LocalResult.ended(delegate, guard.endTransactionByText(endText));
             emulated = ended;
             return call.run(ended, plan.original);
         }
@@ -88,6 +95,11 @@ class GuardedStatement<T extends Statement> extends StatementDelegate<T> {
             onHolder.setQueryTimeout(delegate.getQueryTimeout());
         }
         return onHolder;
+    }
+
+    /** Results are read from {@code answer} until the next execution (null: this statement's own). */
+    final void answeredBy(Statement answer) {
+        emulated = answer;
     }
 
     /** The statement whose results the application reads now. */

@@ -16,20 +16,26 @@ final class HolderWatchdog {
     static final long INTERVAL_MILLIS = 1000;
     /** How long one check may wait for its answer before the connection counts as lost. */
     static final long PING_TIMEOUT_MILLIS = 5000;
-    private static final Set<LockHolder> WATCHED = ConcurrentHashMap.newKeySet();
+    private static final Set<Watched> WATCHED = ConcurrentHashMap.newKeySet();
     private static volatile ScheduledExecutorService timer;
+
+    /** A holder to check: it asks its own server, bounded by {@link #PING_TIMEOUT_MILLIS}. */
+    @FunctionalInterface
+    interface Watched {
+        void checkAlive();
+    }
 
     private HolderWatchdog() {
     }
 
-    static synchronized void watch(LockHolder holder) {
+    static synchronized void watch(Watched holder) {
         if (WATCHED.add(holder) && timer == null) {
             start();
         }
     }
 
     /** Stops watching; the thread ends when nothing is left to watch (it starts again when needed). */
-    static synchronized void forget(LockHolder holder) {
+    static synchronized void forget(Watched holder) {
         if (WATCHED.remove(holder) && WATCHED.isEmpty() && timer != null) {
             timer.shutdownNow();
             timer = null;
@@ -47,7 +53,7 @@ final class HolderWatchdog {
     }
 
     private static void round() {
-        for (LockHolder h : WATCHED) {
+        for (Watched h : WATCHED) {
             try {
                 h.checkAlive();
             } catch (RuntimeException e) {

@@ -46,6 +46,7 @@ final class LockHolder {
     private volatile boolean shutDown;
     /** Where the application's transaction and savepoints start on the holder, for its xact locks. */
     private final HolderSavepoints savepoints = new HolderSavepoints();
+    private final HolderWatchdog.Watched watch = this::checkAlive;
 
     LockHolder(HolderFactory factory, String ownerId, long lockTimeoutMillis, Runnable onLost) {
         this.factory = factory;
@@ -58,9 +59,9 @@ final class LockHolder {
     private void setHolding(boolean now) {
         holding = now;
         if (now) {
-            HolderWatchdog.watch(this);
+            HolderWatchdog.watch(watch);
         } else {
-            HolderWatchdog.forget(this);
+            HolderWatchdog.forget(watch);
         }
     }
 

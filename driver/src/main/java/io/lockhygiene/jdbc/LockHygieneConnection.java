@@ -129,20 +129,20 @@ public class LockHygieneConnection extends ConnectionDelegate {
 
     @Override
     public CallableStatement prepareCall(String sql) throws SQLException {
-        StatementPlan plan = guard.plan(sql);
+        StatementPlan plan = guard.plan(sql, false);
         return new GuardedCallableStatement(target(plan).prepareCall(plan.sent), this, plan);
     }
 
     @Override
     public CallableStatement prepareCall(String sql, int resultSetType, int resultSetConcurrency) throws SQLException {
-        StatementPlan plan = guard.plan(sql);
+        StatementPlan plan = guard.plan(sql, false);
         return new GuardedCallableStatement(target(plan).prepareCall(plan.sent, resultSetType, resultSetConcurrency), this, plan);
     }
 
     @Override
     public CallableStatement prepareCall(String sql, int resultSetType, int resultSetConcurrency,
                                          int resultSetHoldability) throws SQLException {
-        StatementPlan plan = guard.plan(sql);
+        StatementPlan plan = guard.plan(sql, false);
         return new GuardedCallableStatement(target(plan).prepareCall(plan.sent, resultSetType, resultSetConcurrency,
                 resultSetHoldability), this, plan);
     }

@@ -83,6 +83,47 @@ final class Pgjdbc {
         throw new SQLException("LockHygiene needs pgjdbc (org.postgresql.core.BaseStatement) behind " + s.getClass().getName());
     }
 
+    /** pgjdbc's own result set types, per class loader of the statement (the agent serves several). */
+    private static final ClassValue<Object[]> DRIVER_RESULT_SET = new ClassValue<Object[]>() {
+        @Override
+        protected Object[] computeValue(Class<?> statementType) {
+            try {
+                ClassLoader cl = statementType.getClassLoader();
+                Class<?> base = Class.forName("org.postgresql.core.BaseStatement", false, cl);
+                Class<?> field = Class.forName("org.postgresql.core.Field", false, cl);
+                Class<?> tuple = Class.forName("org.postgresql.core.Tuple", false, cl);
+                Method create = base.getMethod("createDriverResultSet",
+                        java.lang.reflect.Array.newInstance(field, 0).getClass(), java.util.List.class);
+                return new Object[] {create, field.getConstructor(String.class, int.class), field,
+                        tuple.getConstructor(byte[][].class)};
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                throw new IllegalStateException("pgjdbc has no BaseStatement.createDriverResultSet(Field[], List<Tuple>)", e);
+            }
+        }
+    };
+
+    /**
+     * A result set of one row made by pgjdbc itself (BaseStatement.createDriverResultSet), as if the server
+     * had sent it: columns {@code labels} of types {@code oids}, values in text format (null for NULL).
+     */
+    static java.sql.ResultSet driverResultSet(Statement s, String[] labels, int[] oids, byte[][] row)
+            throws SQLException {
+        Object base = unwrapStatement(s);
+        Object[] api = DRIVER_RESULT_SET.get(base.getClass());
+        try {
+            Object fields = java.lang.reflect.Array.newInstance((Class<?>) api[2], labels.length);
+            for (int i = 0; i < labels.length; i++) {
+                java.lang.reflect.Array.set(fields, i,
+                        ((java.lang.reflect.Constructor<?>) api[1]).newInstance(labels[i], oids[i]));
+            }
+            Object tuple = ((java.lang.reflect.Constructor<?>) api[3]).newInstance((Object) row);
+            return (java.sql.ResultSet) invoke((Method) api[0], base, fields,
+                    java.util.Collections.singletonList(tuple));
+        } catch (ReflectiveOperationException e) {
+            throw new SQLException("LockHygiene could not make a pgjdbc result set", e);
+        }
+    }
+
     /** PGConnection.getBackendPID(): the pid PgBouncer or PostgreSQL announced at connect. */
     static int backendPid(Connection c) throws SQLException {
         Object pg = unwrap(c, "org.postgresql.PGConnection");

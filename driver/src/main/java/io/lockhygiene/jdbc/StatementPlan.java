@@ -4,6 +4,7 @@ import java.util.Collections;
 import java.util.List;
 
 import io.lockhygiene.policy.Decision;
+import io.lockhygiene.sql.LockStatement;
 import io.lockhygiene.sql.ScanResult;
 
 /**
@@ -18,16 +19,27 @@ final class StatementPlan {
     /** The scan of the text (null for text the prefilter ruled out and nothing watches). */
     final ScanResult scan;
     final Decision decision;
-    /** emulate: the scan of a statement prepared on the lock holder; null otherwise. */
+    /** emulate: the scan of a statement prepared on the per-connection lock holder; null otherwise. */
     final ScanResult emulated;
+    /**
+     * emulate: a statement of advisory calls on known keys, decided at each execution in the process's lock
+     * table (answered without being sent) or run as it is; null otherwise.
+     */
+    final LockStatement table;
 
     StatementPlan(String original, String sent, List<Flagged> flagged, ScanResult scan, Decision decision) {
+        this(original, sent, flagged, scan, decision, null);
+    }
+
+    StatementPlan(String original, String sent, List<Flagged> flagged, ScanResult scan, Decision decision,
+                  LockStatement table) {
         this.original = original;
         this.sent = sent;
         this.flagged = flagged;
         this.scan = scan;
         this.decision = decision;
-        this.emulated = decision == Decision.EMULATE ? scan : null;
+        this.table = table;
+        this.emulated = decision == Decision.EMULATE && table == null ? scan : null;
     }
 
     static StatementPlan unflagged(String sql) {

@@ -32,6 +32,16 @@ public final class LockPolicy {
      */
     public static Decision decide(ScanResult scan, Situation where, Settings.Mode mode, Settings.LeakCheck leakCheck,
                                   boolean holderAvailable) {
+        return decide(scan, where, mode, leakCheck, holderAvailable, false);
+    }
+
+    /**
+     * @param lockTable emulate: the statement is one the process's lock table decides (advisory calls on
+     *                  known keys); inside a transaction that has not used the application's own server for
+     *                  advisory calls yet, it goes there too, so the locks never have to move at its end
+     */
+    public static Decision decide(ScanResult scan, Situation where, Settings.Mode mode, Settings.LeakCheck leakCheck,
+                                  boolean holderAvailable, boolean lockTable) {
         if (mode == Settings.Mode.OFF || !where.transactionPooling() || scan.calls().isEmpty()) {
             return Decision.PASS;
         }
@@ -55,7 +65,7 @@ public final class LockPolicy {
                 // transaction's venue, the call runs there (a lock still held at the end moves to the holder).
                 if (holderAvailable && canEmulate(scan) && (where.venue() == Situation.Venue.HOLDER
                         || (where.venue() == Situation.Venue.UNDECIDED
-                            && where.status() != Situation.TransactionStatus.OPEN))) {
+                            && (lockTable || where.status() != Situation.TransactionStatus.OPEN)))) {
                     return Decision.EMULATE;
                 }
                 break; // writes, several statements, or on the application's server: recorded, moved at the end

@@ -350,13 +350,6 @@ class DifferentialTest {
             int steps = program == null ? STEPS : program.size();
             for (int i = 0; i < steps; i++) {
                 Step step = program == null ? next(r, model, connections, base) : program.get(i);
-                if (program == null && connections == 2 && step.kind().startsWith("begin")
-                        && model.inTransaction[1 - step.connection()]) {
-                    // One transaction at a time across the two connections: the bed's pool has 3 servers,
-                    // and an emulating connection in a transaction uses two (see the closing note of
-                    // issue 12: the shared holder is what lifts this).
-                    continue;
-                }
                 String outcome = perform(cs, ss, step);
                 if (program == null) {
                     learn(model, step, outcome);
