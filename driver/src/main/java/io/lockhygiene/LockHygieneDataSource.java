@@ -54,13 +54,17 @@ public final class LockHygieneDataSource implements DataSource {
 
     @Override
     public Connection getConnection() throws SQLException {
-        return guard(delegate.getConnection(), HolderFactory.of(this, true, delegate::getConnection));
+        HolderFactory holders = HolderFactory.of(this, true, delegate::getConnection);
+        LockHygieneConnection.reserveHolder(settings, holders);
+        return guard(delegate.getConnection(), holders);
     }
 
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
-        return guard(delegate.getConnection(username, password),
-                HolderFactory.of(java.util.Arrays.asList(this, username), true, () -> delegate.getConnection(username, password)));
+        HolderFactory holders = HolderFactory.of(java.util.Arrays.asList(this, username), true,
+                () -> delegate.getConnection(username, password));
+        LockHygieneConnection.reserveHolder(settings, holders);
+        return guard(delegate.getConnection(username, password), holders);
     }
 
     /**

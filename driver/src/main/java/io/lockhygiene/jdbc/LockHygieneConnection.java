@@ -34,6 +34,16 @@ public class LockHygieneConnection extends ConnectionDelegate {
     }
 
     /**
+     * emulate with a holder that borrows from the application's own pool: its connection is taken before
+     * the application's (see {@link SharedHolder#reserve}).
+     */
+    public static void reserveHolder(Settings settings, HolderFactory holderFactory) throws SQLException {
+        if (settings.mode() == Settings.Mode.EMULATE && holderFactory.pooled()) {
+            SharedHolder.reserve(holderFactory);
+        }
+    }
+
+    /**
      * Wraps a pgjdbc connection, unless it is already one of ours (a pool of our connections behind our
      * DataSource, say): work is never done twice.
      *

@@ -48,8 +48,8 @@ final class SharedHolder {
     private final LockTable table = new LockTable();
     private final Map<Thread, LockOwner> threadOwners = Collections.synchronizedMap(new WeakHashMap<>());
     private final HolderWatchdog.Watched watch = this::checkAlive;
-    /** Guarded by mutex. */
-    private Connection connection;
+    /** Written under mutex; volatile for {@link #reserve}'s look without it. */
+    private volatile Connection connection;
     /** True while the backend holds locks, inside the open transaction that pins its server. */
     private boolean pinned;
     /** Set at the first loss that told owners: from then on, statements ask their owner (see {@link #lossSeen}). */
@@ -279,11 +279,29 @@ final class SharedHolder {
     private void unpinned() {
         pinned = false;
         HolderWatchdog.forget(watch);
-        if (factory.pooled()) {
-            Connection c = connection;
-            connection = null;
-            closeQuietly(c); // back to the application's pool until the next lock
+    }
+
+    /**
+     * Opens the holder's connection now, if it is not open. A holder that borrows from the application's
+     * own pool must have its connection before the application's threads hold the pool's connections while
+     * they wait for the holder: the DataSource wrapper reserves it before each borrow (cheap once open), and
+     * keeps it for the life of the process.
+     */
+    void reserve() throws SQLException {
+        if (connection != null) {
+            return;
         }
+        mutex.lock();
+        try {
+            connection();
+        } finally {
+            mutex.unlock();
+        }
+    }
+
+    /** {@link #reserve} for a factory's holder. */
+    static void reserve(HolderFactory factory) throws SQLException {
+        of(factory).reserve();
     }
 
     private Connection connection() throws SQLException {
