@@ -40,7 +40,7 @@ public final class AgentHooks {
             }
             String endpoint = io.lockhygiene.settings.ConnectionUrl.redact(url) + " (user "
                     + (info == null ? null : info.getProperty("user")) + ")";
-            HolderFactory holders = HolderFactory.of(endpoint, false, () -> {
+            HolderFactory holders = HolderFactory.of(endpoint, false, openedByPool(), () -> {
                 OPENING_HOLDER.set(Boolean.TRUE);
                 try {
                     return pgjdbc.connect(url, info);
@@ -54,6 +54,15 @@ public final class AgentHooks {
             Log.warn("LockHygiene agent could not guard a pgjdbc connection ({}); it runs unprotected", e.toString());
             return connection;
         }
+    }
+
+    /**
+     * True when a connection pool (HikariCP, DBCP2) is opening this connection: it will be lent to any
+     * thread, so under emulate a lock belongs to the thread that took it, across borrows.
+     */
+    private static boolean openedByPool() {
+        return java.util.Arrays.stream(new Throwable().getStackTrace()).anyMatch(f ->
+                f.getClassName().startsWith("com.zaxxer.hikari.") || f.getClassName().startsWith("org.apache.commons.dbcp2."));
     }
 
     /** Enter of a pool's close() of a borrowed connection: the return event. */

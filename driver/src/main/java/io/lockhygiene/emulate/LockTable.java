@@ -287,6 +287,16 @@ public final class LockTable {
         return out;
     }
 
+    /** True when no server lock is left that no owner needs (nothing for {@link #surplus} to do). */
+    public boolean surplusIsEmpty() {
+        for (Entry e : entries.values()) {
+            if ((e.serverExclusive && !e.anyHolds(false)) || (e.serverShared && !e.anyHolds(true))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** True when the holder's backend holds nothing on the server (it may let its server go). */
     public boolean serverHoldsNothing() {
         for (Entry e : entries.values()) {

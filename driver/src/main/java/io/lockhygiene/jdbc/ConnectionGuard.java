@@ -191,7 +191,7 @@ final class ConnectionGuard {
      */
     LocalResult runTable(StatementPlan plan, Object[] binds, Statement appStatement) throws SQLException {
         Situation where = situation();
-        Decision d = LockPolicy.decide(plan.scan, where, settings.mode(), settings.leakCheck(), true, true);
+        Decision d = LockPolicy.decide(plan.scan, where, settings.mode(), settings.leakCheck(), true);
         if (d != Decision.EMULATE) {
             emulation.noteVenue(where, d);
             return null;

@@ -51,6 +51,9 @@ final class Emulation {
     private final LockOwner connectionOwner;
     /** The open transaction's token in the lock table, once it took a transaction-level lock there. */
     private Object tableTransaction;
+    /** The open transaction counts as one that uses the shared holder as its venue (see SharedHolder#venueStarted). */
+    private boolean venueCounted;
+    private boolean closed;
     /** The application's savepoints since then (names from text, or JDBC Savepoint objects), innermost last. */
     private final List<Object> tableSavepoints = new ArrayList<>();
 
@@ -250,7 +253,7 @@ final class Emulation {
             throw lockLostException();
         }
         if (shared != null && shared.lossSeen() && owner().takeLost()) {
-            transactionVenue = null;
+            venueGone();
             tableTransaction = null;
             throw new SQLException("LockHygiene (lockhygiene.mode=emulate): the lock holder of " + owner() + " lost its"
                     + " server connection; the advisory locks it held are gone. Take them again.", "08006");
@@ -268,6 +271,10 @@ final class Emulation {
         }
         emulatedCalls.clear();
         tableTransaction = null;
+        if (forGood) {
+            closed();
+        }
+        venueGone();
         if (connectionOwner != null) {
             // a connection's locks end with it (a pooled thread's stay with the thread)
             List<HeldLock> owned = shared.releaseOwner(connectionOwner);
@@ -290,7 +297,7 @@ final class Emulation {
                 + " longer exclusive: stop that work, take the locks again, and start it over.";
         Log.error(message);
         reporter.publish(EventType.LOCK_LOST, null, null, null, null, message, null);
-        transactionVenue = null;
+        venueGone();
         lockLost = true;
     }
 
@@ -306,12 +313,40 @@ final class Emulation {
     void noteVenue(Situation where, Decision d) {
         if (holder != null && transactionVenue == null && where.statementRunsInTransaction()) {
             transactionVenue = d == Decision.EMULATE ? Situation.Venue.HOLDER : Situation.Venue.APPLICATION;
+            if (transactionVenue == Situation.Venue.HOLDER) {
+                countVenue();
+            }
         }
+    }
+
+    /** The holder stays pinned until this transaction ends; never counted after close (a racing statement). */
+    private synchronized void countVenue() {
+        if (!venueCounted && !closed) {
+            venueCounted = true;
+            shared.venueStarted();
+        }
+    }
+
+    /** The transaction's venue is forgotten (its end, a loss, a close). */
+    private void venueGone() {
+        transactionVenue = null;
+        uncountVenue();
+    }
+
+    private synchronized void uncountVenue() {
+        if (venueCounted) {
+            venueCounted = false;
+            shared.venueEnded();
+        }
+    }
+
+    /** Closed or aborted: a statement racing it counts nothing any more. */
+    private synchronized void closed() {
+        closed = true;
     }
 
     /** The application's transaction ended (any way): its xact locks on the holder go, its venue is forgotten. */
     void applicationTransactionEnded() {
-        transactionVenue = null;
         if (tableTransaction != null) {
             Object tx = tableTransaction;
             tableTransaction = null;
@@ -329,6 +364,7 @@ final class Emulation {
                 reporter.checkFailed("while releasing the transaction-level locks its lock holder took for it", e);
             }
         }
+        venueGone();
     }
 
     /**
@@ -515,6 +551,9 @@ final class Emulation {
         if (holder != null) {
             holder.abort(executor);
         }
+        tableTransaction = null;
+        closed();
+        venueGone();
         if (connectionOwner != null) {
             shared.releaseOwner(connectionOwner);
         }

@@ -19,6 +19,8 @@ final class LockOwner {
     volatile LeakReporter reporter;
     /** The holder lost its server while this owner held locks: its next statement fails once. */
     private volatile boolean lost;
+    /** A connection owner whose connection is closed: it takes nothing any more (written under the holder's mutex). */
+    private boolean closed;
 
     private LockOwner(String description, Thread thread, LeakReporter reporter) {
         this.description = description;
@@ -45,6 +47,14 @@ final class LockOwner {
         }
         Thread t = thread.get();
         return t == null || !t.isAlive();
+    }
+
+    void close() {
+        closed = true;
+    }
+
+    boolean isClosed() {
+        return closed;
     }
 
     void markLost() {

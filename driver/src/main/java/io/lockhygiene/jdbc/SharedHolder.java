@@ -31,11 +31,18 @@ import io.lockhygiene.log.Log;
  *
  * <p>Every server statement is a try, or a shared request on a key the backend already holds
  * exclusively (granted at once): it never waits on the server while others wait for it. Waiting for
- * another process is polled with backoff, the mutex let go in between.
+ * another process is polled with backoff, nothing held in between.
+ *
+ * <p>Two locks, always taken in this order: {@code io} serializes the holder's connection and is held
+ * across its round trips; {@code state} guards the table and is never held across one, so an
+ * application thread that only asks the table (inside a transaction that pins its own server) never
+ * waits for a round trip. The holder needs a new server only while it is not pinned, and it stays pinned
+ * while it holds anything or an application transaction uses it as its venue: so a thread that waits for
+ * the holder's round trip never holds a server the holder is waiting for.
  */
 final class SharedHolder {
     private static final Map<Object, SharedHolder> HOLDERS = new ConcurrentHashMap<>();
-    /** Bounds every holder statement: a blackholed network must not hang the owners queued on the mutex. */
+    /** Bounds every holder statement: a blackholed network must not hang the owners queued behind it. */
     private static final int NETWORK_TIMEOUT_MILLIS = 30_000;
     private static final long LOCAL_RECHECK_MILLIS = 50;
     private static final String KEEP_IDLE_TRANSACTION =
@@ -43,15 +50,22 @@ final class SharedHolder {
 
     private final Object endpoint;
     private final HolderFactory factory;
-    private final ReentrantLock mutex = new ReentrantLock();
-    private final Condition released = mutex.newCondition();
+    /** The holder's connection: held across round trips. Taken before {@link #state}, never after. */
+    private final ReentrantLock io = new ReentrantLock();
+    /** The table and the counters: never held across a round trip. */
+    private final ReentrantLock state = new ReentrantLock();
+    private final Condition released = state.newCondition();
     private final LockTable table = new LockTable();
     private final Map<Thread, LockOwner> threadOwners = Collections.synchronizedMap(new WeakHashMap<>());
     private final HolderWatchdog.Watched watch = this::checkAlive;
-    /** Written under mutex; volatile for {@link #reserve}'s look without it. */
+    /** Written under io; volatile for {@link #reserve}'s look without it. */
     private volatile Connection connection;
-    /** True while the backend holds locks, inside the open transaction that pins its server. */
+    /** True while the backend is inside the open transaction that pins its server (written under io and state). */
     private boolean pinned;
+    /** Application transactions whose advisory calls run here (their venue): the holder stays pinned meanwhile. */
+    private int venueTransactions;
+    /** The owner whose call runs now, so that a loss its own statement sees is not told twice (under io). */
+    private LockOwner currentOwner;
     /** Set at the first loss that told owners: from then on, statements ask their owner (see {@link #lossSeen}). */
     private volatile boolean anyLost;
 
@@ -88,43 +102,95 @@ final class SharedHolder {
                     long lockTimeoutMillis, long deadlineNanos) throws SQLException {
         long start = System.nanoTime();
         long backoff = 2;
-        mutex.lock();
-        try {
-            while (true) {
+        while (true) {
+            state.lock();
+            try {
+                if (owner.isClosed()) {
+                    throw new SQLException("This connection has been closed.", "08003");
+                }
                 Object blocker = table.blocker(owner, key, shared);
-                if (blocker == null) {
-                    if (!table.serverNeeds(key, shared) || serverTake(key, shared, !tryLock && shared
-                            && table.serverHoldsExclusive(key))) {
-                        table.grant(owner, key, shared, tx, level);
-                        return true;
-                    }
+                if (blocker == null && !table.serverNeeds(key, shared)) {
+                    table.grant(owner, key, shared, tx, level);
+                    return true;
+                }
+                if (blocker != null) {
                     if (tryLock) {
-                        return false; // another process holds it
+                        return false;
                     }
-                    awaitUntil(backoff, start, lockTimeoutMillis, deadlineNanos);
-                    backoff = Math.min(backoff * 2, 50);
+                    if (table.startWaiting(owner, blocker)) {
+                        throw new SQLException("deadlock detected (LockHygiene, lockhygiene.mode=emulate: " + owner
+                                + " waits for advisory lock " + key + " held by " + blocker + ", which waits for it)",
+                                "40P01");
+                    }
+                    try {
+                        awaitUntil(LOCAL_RECHECK_MILLIS, start, lockTimeoutMillis, deadlineNanos);
+                    } finally {
+                        table.stopWaiting(owner);
+                    }
                     continue;
                 }
-                if (tryLock) {
-                    return false;
-                }
-                if (table.startWaiting(owner, blocker)) {
-                    throw new SQLException("deadlock detected (LockHygiene, lockhygiene.mode=emulate: " + owner
-                            + " waits for advisory lock " + key + " held by " + blocker + ", which waits for it)",
-                            "40P01");
-                }
-                try {
-                    awaitUntil(LOCAL_RECHECK_MILLIS, start, lockTimeoutMillis, deadlineNanos);
-                } finally {
-                    table.stopWaiting(owner);
-                }
+            } finally {
+                state.unlock();
             }
-        } finally {
-            mutex.unlock();
+            // the server must take this mode first: one round trip, nothing of the table held meanwhile
+            Boolean took = takeOnServer(owner, key, shared, tryLock, tx, level);
+            if (took == null) {
+                continue; // someone else changed the key meanwhile: decide again
+            }
+            if (took) {
+                return true;
+            }
+            if (tryLock) {
+                return false; // another process holds it
+            }
+            state.lock();
+            try {
+                awaitUntil(backoff, start, lockTimeoutMillis, deadlineNanos);
+            } finally {
+                state.unlock();
+            }
+            backoff = Math.min(backoff * 2, 50);
         }
     }
 
-    /** Waits (mutex let go) for a release here or a retry, within the statement's limits. */
+    /** Under io: takes the mode on the server and grants it (true), or not (false), or must decide again (null). */
+    private Boolean takeOnServer(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, Object tx,
+                                 int level) throws SQLException {
+        io.lock();
+        try {
+            boolean grantedAtOnce;
+            state.lock();
+            try {
+                if (owner.isClosed() || table.blocker(owner, key, shared) != null || !table.serverNeeds(key, shared)) {
+                    return null;
+                }
+                grantedAtOnce = !tryLock && shared && table.serverHoldsExclusive(key);
+            } finally {
+                state.unlock();
+            }
+            currentOwner = owner;
+            if (!serverTake(key, shared, grantedAtOnce)) {
+                return false;
+            }
+            state.lock();
+            try {
+                table.serverTook(key, shared);
+                if (!owner.isClosed()) {
+                    table.grant(owner, key, shared, tx, level);
+                    return true;
+                }
+            } finally {
+                state.unlock();
+            }
+        } finally {
+            currentOwner = null;
+            io.unlock();
+        }
+        settle(null); // closed while we took it: the server lock nobody holds goes again
+        throw new SQLException("This connection has been closed.", "08003");
+    }
+
+    /** Waits (state let go) for a release here or a retry, within the statement's limits. Caller holds state. */
     private void awaitUntil(long millis, long start, long lockTimeoutMillis, long deadlineNanos) throws SQLException {
         long now = System.nanoTime();
         long wait = TimeUnit.MILLISECONDS.toNanos(millis);
@@ -155,108 +221,165 @@ final class SharedHolder {
 
     /** pg_advisory_unlock[_shared] of one session-level hold; false when the owner holds none. */
     boolean unlock(LockOwner owner, AdvisoryKey key, boolean shared) throws SQLException {
-        mutex.lock();
+        boolean ok;
+        state.lock();
         try {
-            boolean ok = table.unlock(owner, key, shared);
-            if (ok) {
-                releasedSome();
-            }
-            return ok;
+            ok = table.unlock(owner, key, shared);
+            released.signalAll();
         } finally {
-            mutex.unlock();
+            state.unlock();
         }
+        if (ok) {
+            settle(owner);
+        }
+        return ok;
     }
 
     /** pg_advisory_unlock_all for one owner. */
     void unlockAll(LockOwner owner) throws SQLException {
-        mutex.lock();
+        state.lock();
         try {
             table.unlockAll(owner);
-            releasedSome();
+            released.signalAll();
         } finally {
-            mutex.unlock();
+            state.unlock();
         }
+        settle(owner);
     }
 
     /** The transaction-level holds of {@code tx} from savepoint depth {@code level} on go (end, rollback to, error). */
     void releaseTransaction(Object tx, int level) throws SQLException {
-        mutex.lock();
+        state.lock();
         try {
             table.releaseTransaction(tx, level);
-            releasedSome();
+            released.signalAll();
         } finally {
-            mutex.unlock();
+            state.unlock();
         }
+        settle(null);
     }
 
     /** RELEASE SAVEPOINT at depth {@code level}: its holds belong to the enclosing level now. */
     void mergeTransactionLevel(Object tx, int level) {
-        mutex.lock();
+        state.lock();
         try {
             table.mergeTransactionLevel(tx, level);
         } finally {
-            mutex.unlock();
+            state.unlock();
+        }
+    }
+
+    /** An application transaction makes the holder its venue: it stays pinned until {@link #venueEnded}. */
+    void venueStarted() {
+        state.lock();
+        try {
+            venueTransactions++;
+        } finally {
+            state.unlock();
+        }
+    }
+
+    /** The end of a transaction counted by {@link #venueStarted}. */
+    void venueEnded() {
+        state.lock();
+        try {
+            venueTransactions = Math.max(0, venueTransactions - 1);
+        } finally {
+            state.unlock();
+        }
+        try {
+            settle(null);
+        } catch (SQLException e) {
+            Log.debug("LockHygiene: the lock holder for {} lost its server while letting it go: {}", this, e.toString());
         }
     }
 
     boolean holdsSessionLocks(LockOwner owner) {
-        mutex.lock();
+        state.lock();
         try {
             return table.holdsSessionLocks(owner);
         } finally {
-            mutex.unlock();
+            state.unlock();
         }
     }
 
     /** The owner is gone (connection closed): everything it held goes; its session locks are returned for the report. */
     List<HeldLock> releaseOwner(LockOwner owner) {
-        mutex.lock();
+        List<HeldLock> held = new ArrayList<>();
+        state.lock();
         try {
-            List<HeldLock> held = new ArrayList<>();
+            if (!owner.isThreadOwner()) {
+                owner.close(); // a statement racing the close takes nothing after this
+            }
             for (LockTable.SessionHold h : table.releaseOwner(owner)) {
                 held.add(new HeldLock(h.key.classid(), h.key.objid(), h.key.objsubid(),
                         h.shared ? "ShareLock" : "ExclusiveLock", 0, h.count));
             }
-            try {
-                releasedSome();
-            } catch (SQLException e) {
-                Log.debug("LockHygiene: the lock holder lost its server while releasing the locks of {}: {}", owner,
-                        e.toString());
-            }
-            return held;
+            released.signalAll();
         } finally {
-            mutex.unlock();
+            state.unlock();
         }
+        try {
+            settle(null);
+        } catch (SQLException e) {
+            Log.debug("LockHygiene: the lock holder lost its server while releasing the locks of {}: {}", owner,
+                    e.toString());
+        }
+        return held;
     }
 
-    /** After releases: server locks nobody needs go, and with nothing left the server goes back to the pool. */
-    private void releasedSome() throws SQLException {
-        released.signalAll();
-        List<LockTable.ServerLock> surplus = table.surplus();
-        if (surplus.isEmpty() || connection == null) {
-            return;
-        }
-        String sql;
-        boolean nothingLeft = table.serverHoldsNothing();
-        if (nothingLeft) {
-            // everything goes, whatever the backend holds, and the transaction that pinned its server ends
-            sql = "SELECT pg_catalog.pg_advisory_unlock_all(); COMMIT";
-        } else {
-            StringBuilder b = new StringBuilder("SELECT ");
-            for (int i = 0; i < surplus.size(); i++) {
-                LockTable.ServerLock l = surplus.get(i);
-                b.append(i == 0 ? "" : ", ").append(l.shared ? "pg_catalog.pg_advisory_unlock_shared("
-                        : "pg_catalog.pg_advisory_unlock(").append(l.key.sqlArguments()).append(')');
+    /**
+     * After releases: server locks nobody needs go; with nothing held and no transaction using the holder,
+     * its transaction ends and its server goes back to the pool. One round trip, only when there is work.
+     */
+    private void settle(LockOwner caller) throws SQLException {
+        state.lock();
+        try {
+            if (!pinned || (table.surplusIsEmpty() && !(table.serverHoldsNothing() && venueTransactions == 0))) {
+                return;
             }
-            sql = b.toString();
+        } finally {
+            state.unlock();
         }
-        runOnServer(sql);
-        if (nothingLeft) {
-            unpinned();
+        io.lock();
+        try {
+            List<LockTable.ServerLock> surplus;
+            boolean nothingLeft;
+            state.lock();
+            try {
+                surplus = table.surplus();
+                nothingLeft = table.serverHoldsNothing() && venueTransactions == 0;
+            } finally {
+                state.unlock();
+            }
+            if (!pinned || connection == null || (surplus.isEmpty() && !nothingLeft)) {
+                return;
+            }
+            String sql;
+            if (nothingLeft) {
+                // everything goes, whatever the backend holds, and the transaction that pinned its server ends
+                sql = "SELECT pg_catalog.pg_advisory_unlock_all(); COMMIT";
+            } else {
+                StringBuilder b = new StringBuilder("SELECT ");
+                for (int i = 0; i < surplus.size(); i++) {
+                    LockTable.ServerLock l = surplus.get(i);
+                    b.append(i == 0 ? "" : ", ").append(l.shared ? "pg_catalog.pg_advisory_unlock_shared("
+                            : "pg_catalog.pg_advisory_unlock(").append(l.key.sqlArguments()).append(')');
+                }
+                sql = b.toString();
+            }
+            currentOwner = caller;
+            runOnServer(sql);
+            if (nothingLeft) {
+                unpinned();
+            }
+        } finally {
+            currentOwner = null;
+            io.unlock();
         }
     }
 
-    /** Takes one mode on the server, with a try (or, see the class comment, a request granted at once). */
+    /** Under io: takes one mode on the server, with a try (or, see the class comment, a request granted at once). */
     private boolean serverTake(AdvisoryKey key, boolean shared, boolean grantedAtOnce) throws SQLException {
         String function = grantedAtOnce ? "pg_catalog.pg_advisory_lock_shared("
                 : shared ? "pg_catalog.pg_try_advisory_lock_shared(" : "pg_catalog.pg_try_advisory_lock(";
@@ -265,9 +388,8 @@ final class SharedHolder {
         String answer = queryOnServer(sql);
         boolean got = grantedAtOnce || "true".equals(answer);
         if (got) {
-            table.serverTook(key, shared);
             if (!wasPinned) {
-                pinned = true;
+                setPinned(true);
                 HolderWatchdog.watch(watch);
             }
         } else if (!wasPinned) {
@@ -276,8 +398,17 @@ final class SharedHolder {
         return got;
     }
 
+    private void setPinned(boolean now) {
+        state.lock();
+        try {
+            pinned = now;
+        } finally {
+            state.unlock();
+        }
+    }
+
     private void unpinned() {
-        pinned = false;
+        setPinned(false);
         HolderWatchdog.forget(watch);
     }
 
@@ -291,11 +422,11 @@ final class SharedHolder {
         if (connection != null) {
             return;
         }
-        mutex.lock();
+        io.lock();
         try {
             connection();
         } finally {
-            mutex.unlock();
+            io.unlock();
         }
     }
 
@@ -304,6 +435,7 @@ final class SharedHolder {
         of(factory).reserve();
     }
 
+    /** Under io. */
     private Connection connection() throws SQLException {
         Connection c = connection;
         if (c == null || c.isClosed()) {
@@ -316,7 +448,7 @@ final class SharedHolder {
                 throw e;
             }
             connection = c;
-            pinned = false;
+            setPinned(false);
             Log.debug("LockHygiene: opened the process's lock holder for {}", this);
         }
         return c;
@@ -343,21 +475,29 @@ final class SharedHolder {
     }
 
     /**
-     * Any failure of the holder's own statements ends its server connection: a connection loss took the
-     * locks with it already, and any other error aborted the transaction that pins the server, which must
-     * not go back to the pool with the locks. Closing makes PostgreSQL (or the pooler, mid-transaction)
-     * release everything. Every owner that held a lock is told (once, on its next statement).
+     * Under io. Any failure of the holder's own statements ends its server connection: a connection loss
+     * took the locks with it already, and any other error aborted the transaction that pins the server,
+     * which must not go back to the pool with the locks. Closing makes PostgreSQL (or the pooler,
+     * mid-transaction) release everything. Every other owner that held a lock is told on its next
+     * statement; the caller's own statement fails now, with pgjdbc's exception.
      */
     private SQLException lost(Exception cause) {
-        List<Object> owners = table.owners();
-        table.clear();
+        List<Object> owners;
+        boolean wasPinned;
+        state.lock();
+        try {
+            owners = table.owners();
+            table.clear();
+            wasPinned = pinned;
+            pinned = false;
+            released.signalAll();
+        } finally {
+            state.unlock();
+        }
         Connection c = connection;
         connection = null;
-        boolean wasPinned = pinned;
-        pinned = false;
         HolderWatchdog.forget(watch);
         closeQuietly(c);
-        released.signalAll();
         if (wasPinned || !owners.isEmpty()) {
             String message = "LockHygiene (lockhygiene.mode=emulate): the process's lock holder for " + this
                     + " lost its server connection (" + cause + "); the advisory locks it held are released, so other"
@@ -367,28 +507,32 @@ final class SharedHolder {
             anyLost = true;
             for (Object o : owners) {
                 LockOwner owner = (LockOwner) o;
-                owner.markLost();
+                if (owner != currentOwner) {
+                    owner.markLost();
+                }
                 LeakReporter r = owner.reporter;
                 if (r != null) {
                     r.publish(EventType.LOCK_LOST, null, null, null, null, message, null);
                 }
             }
         }
-        SQLException e = new SQLException("LockHygiene (lockhygiene.mode=emulate): the lock holder lost its server"
+        if (cause instanceof SQLException) {
+            return (SQLException) cause; // pgjdbc's own, as the application's statement would have had it
+        }
+        return new SQLException("LockHygiene (lockhygiene.mode=emulate): the lock holder lost its server"
                 + " connection; the advisory locks it held are gone. Take them again.", "08006", cause);
-        return e;
     }
 
     /**
-     * The watchdog's round, while the holder holds locks: one {@code SELECT 1} (bounded) says whether its
+     * The watchdog's round, while the holder is pinned: one {@code SELECT 1} (bounded) says whether its
      * server is still there; and the locks of pooled threads that have ended are released and reported.
      */
     private void checkAlive() {
-        if (!mutex.tryLock()) {
+        reapGoneThreads();
+        if (!io.tryLock()) {
             return; // in use: its owners' statements find out themselves
         }
         try {
-            reapGoneThreads();
             Connection c = connection;
             if (!pinned || c == null) {
                 return;
@@ -407,12 +551,19 @@ final class SharedHolder {
                 lost(e);
             }
         } finally {
-            mutex.unlock();
+            io.unlock();
         }
     }
 
     private void reapGoneThreads() {
-        for (Object o : table.owners()) {
+        List<Object> owners;
+        state.lock();
+        try {
+            owners = table.owners();
+        } finally {
+            state.unlock();
+        }
+        for (Object o : owners) {
             LockOwner owner = (LockOwner) o;
             if (owner.isGone()) {
                 List<HeldLock> held = releaseOwner(owner);

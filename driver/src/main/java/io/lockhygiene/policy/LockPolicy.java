@@ -32,16 +32,6 @@ public final class LockPolicy {
      */
     public static Decision decide(ScanResult scan, Situation where, Settings.Mode mode, Settings.LeakCheck leakCheck,
                                   boolean holderAvailable) {
-        return decide(scan, where, mode, leakCheck, holderAvailable, false);
-    }
-
-    /**
-     * @param lockTable emulate: the statement is one the process's lock table decides (advisory calls on
-     *                  known keys); inside a transaction that has not used the application's own server for
-     *                  advisory calls yet, it goes there too, so the locks never have to move at its end
-     */
-    public static Decision decide(ScanResult scan, Situation where, Settings.Mode mode, Settings.LeakCheck leakCheck,
-                                  boolean holderAvailable, boolean lockTable) {
         if (mode == Settings.Mode.OFF || !where.transactionPooling() || scan.calls().isEmpty()) {
             return Decision.PASS;
         }
@@ -63,9 +53,11 @@ public final class LockPolicy {
             case EMULATE:
                 // Inside a transaction the application's server is pinned anyway: unless the holder is this
                 // transaction's venue, the call runs there (a lock still held at the end moves to the holder).
+                // Never the other way: a transaction that pins its server must not wait for the holder to
+                // find one (with every server pinned by such transactions, nobody would move).
                 if (holderAvailable && canEmulate(scan) && (where.venue() == Situation.Venue.HOLDER
                         || (where.venue() == Situation.Venue.UNDECIDED
-                            && (lockTable || where.status() != Situation.TransactionStatus.OPEN)))) {
+                            && where.status() != Situation.TransactionStatus.OPEN))) {
                     return Decision.EMULATE;
                 }
                 break; // writes, several statements, or on the application's server: recorded, moved at the end
