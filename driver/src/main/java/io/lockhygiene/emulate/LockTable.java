@@ -62,6 +62,8 @@ public final class LockTable {
         final Map<Object, Holds> owners = new LinkedHashMap<>(2);
         boolean serverExclusive;
         boolean serverShared;
+        /** Local owners waiting for this key: its server lock is kept for them (handed over, no round trip). */
+        int waiters;
 
         boolean anyHolds(boolean shared) {
             for (Holds h : owners.values()) {
@@ -272,6 +274,9 @@ public final class LockTable {
         while (it.hasNext()) {
             Map.Entry<AdvisoryKey, Entry> me = it.next();
             Entry e = me.getValue();
+            if (e.waiters > 0) {
+                continue; // a local waiter takes it next, as PostgreSQL grants a released lock to its queue
+            }
             if (e.serverExclusive && !e.anyHolds(false)) {
                 e.serverExclusive = false;
                 out.add(new ServerLock(me.getKey(), false));
@@ -290,7 +295,7 @@ public final class LockTable {
     /** True when no server lock is left that no owner needs (nothing for {@link #surplus} to do). */
     public boolean surplusIsEmpty() {
         for (Entry e : entries.values()) {
-            if ((e.serverExclusive && !e.anyHolds(false)) || (e.serverShared && !e.anyHolds(true))) {
+            if (e.waiters == 0 && ((e.serverExclusive && !e.anyHolds(false)) || (e.serverShared && !e.anyHolds(true)))) {
                 return false;
             }
         }
@@ -317,7 +322,7 @@ public final class LockTable {
      * {@code owner} starts waiting for {@code blocker}; true when that closes a cycle of local waiters
      * (a deadlock PostgreSQL would detect and break with 40P01), in which case nothing is recorded.
      */
-    public boolean startWaiting(Object owner, Object blocker) {
+    public boolean startWaiting(Object owner, Object blocker, AdvisoryKey key) {
         Object o = blocker;
         for (int i = 0; o != null && i <= waitsFor.size(); i++) {
             if (o == owner) {
@@ -326,11 +331,17 @@ public final class LockTable {
             o = waitsFor.get(o);
         }
         waitsFor.put(owner, blocker);
+        entries.computeIfAbsent(key, k -> new Entry()).waiters++;
         return false;
     }
 
-    public void stopWaiting(Object owner) {
+    /** Ends a wait started by {@link #startWaiting}; the caller then applies {@link #surplus} (the wait may have kept a lock). */
+    public void stopWaiting(Object owner, AdvisoryKey key) {
         waitsFor.remove(owner);
+        Entry e = entries.get(key);
+        if (e != null && e.waiters > 0) {
+            e.waiters--;
+        }
     }
 
     private void forgetIfEmpty(Entry e, Object owner, Holds h) {

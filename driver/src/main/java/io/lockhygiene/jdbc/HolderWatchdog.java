@@ -34,10 +34,17 @@ final class HolderWatchdog {
         }
     }
 
-    /** Stops watching; the thread ends when nothing is left to watch (it starts again when needed). */
-    static synchronized void forget(Watched holder) {
-        if (WATCHED.remove(holder) && WATCHED.isEmpty() && timer != null) {
-            timer.shutdownNow();
+    /**
+     * Stops watching. The thread ends at its next round with nothing left to watch (it starts again when
+     * needed): a holder that pins and lets go of its server at every lock must not start a thread each time.
+     */
+    static void forget(Watched holder) {
+        WATCHED.remove(holder);
+    }
+
+    private static synchronized void stopIfIdle() {
+        if (WATCHED.isEmpty() && timer != null) {
+            timer.shutdown();
             timer = null;
         }
     }
@@ -53,6 +60,10 @@ final class HolderWatchdog {
     }
 
     private static void round() {
+        if (WATCHED.isEmpty()) {
+            stopIfIdle();
+            return;
+        }
         for (Watched h : WATCHED) {
             try {
                 h.checkAlive();

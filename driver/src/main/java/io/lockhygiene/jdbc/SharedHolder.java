@@ -102,35 +102,48 @@ final class SharedHolder {
                     long lockTimeoutMillis, long deadlineNanos) throws SQLException {
         long start = System.nanoTime();
         long backoff = 2;
+        boolean waiting = false; // registered as a local waiter of the key (under state)
         while (true) {
+            SQLException giveUp = null;
             state.lock();
             try {
+                if (waiting) {
+                    table.stopWaiting(owner, key); // registered again below while still blocked
+                    waiting = false;
+                }
                 if (owner.isClosed()) {
-                    throw new SQLException("This connection has been closed.", "08003");
-                }
-                Object blocker = table.blocker(owner, key, shared);
-                if (blocker == null && !table.serverNeeds(key, shared)) {
-                    table.grant(owner, key, shared, tx, level);
-                    return true;
-                }
-                if (blocker != null) {
-                    if (tryLock) {
+                    giveUp = new SQLException("This connection has been closed.", "08003");
+                } else {
+                    Object blocker = table.blocker(owner, key, shared);
+                    if (blocker == null) {
+                        if (!table.serverNeeds(key, shared)) {
+                            table.grant(owner, key, shared, tx, level);
+                            return true;
+                        }
+                    } else if (tryLock) {
                         return false;
-                    }
-                    if (table.startWaiting(owner, blocker)) {
-                        throw new SQLException("deadlock detected (LockHygiene, lockhygiene.mode=emulate: " + owner
+                    } else if (table.startWaiting(owner, blocker, key)) {
+                        giveUp = new SQLException("deadlock detected (LockHygiene, lockhygiene.mode=emulate: " + owner
                                 + " waits for advisory lock " + key + " held by " + blocker + ", which waits for it)",
                                 "40P01");
+                    } else {
+                        waiting = true;
+                        try {
+                            awaitUntil(LOCAL_RECHECK_MILLIS, start, lockTimeoutMillis, deadlineNanos);
+                            continue;
+                        } catch (SQLException e) {
+                            table.stopWaiting(owner, key);
+                            waiting = false;
+                            giveUp = e;
+                        }
                     }
-                    try {
-                        awaitUntil(LOCAL_RECHECK_MILLIS, start, lockTimeoutMillis, deadlineNanos);
-                    } finally {
-                        table.stopWaiting(owner);
-                    }
-                    continue;
                 }
             } finally {
                 state.unlock();
+            }
+            if (giveUp != null) {
+                settle(null); // a released lock may have been kept on the server for this waiter
+                throw giveUp;
             }
             // the server must take this mode first: one round trip, nothing of the table held meanwhile
             Boolean took = takeOnServer(owner, key, shared, tryLock, tx, level);

@@ -118,11 +118,23 @@ class LockTableTest {
     @Test
     void aWaitCycleIsADeadlock() {
         Object c = "c";
-        assertFalse(table.startWaiting(a, b));
-        assertFalse(table.startWaiting(b, c));
-        assertTrue(table.startWaiting(c, a));
-        table.stopWaiting(b);
-        assertFalse(table.startWaiting(c, a));
+        assertFalse(table.startWaiting(a, b, k));
+        assertFalse(table.startWaiting(b, c, k));
+        assertTrue(table.startWaiting(c, a, k));
+        table.stopWaiting(b, k);
+        assertFalse(table.startWaiting(c, a, k));
+    }
+
+    @Test
+    void aReleasedLockWithALocalWaiterStaysOnTheServerForIt() {
+        take(a, k, false, null, 0);
+        assertFalse(table.startWaiting(b, a, k));
+        assertTrue(table.unlock(a, k, false));
+        assertTrue(table.surplus().isEmpty(), "handed over, no round trip");
+        assertNull(table.blocker(b, k, false));
+        assertFalse(table.serverNeeds(k, false));
+        table.stopWaiting(b, k);
+        assertEquals(1, table.surplus().size(), "the waiter gave up: the server lock goes");
     }
 
     @Test
