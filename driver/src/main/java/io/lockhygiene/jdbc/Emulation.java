@@ -279,7 +279,7 @@ final class Emulation {
             // a connection's locks end with it (a pooled thread's stay with the thread)
             List<HeldLock> owned = shared.releaseOwner(connectionOwner);
             if (!owned.isEmpty()) {
-                reporter.report(owned, connectionOwner.calls, "by the lock holder when the application connection closed");
+                reporter.reportOwnerGone(owned, connectionOwner.calls, "connection " + id + " (closed)");
             }
             connectionOwner.calls.clear();
         }

@@ -79,6 +79,26 @@ final class LeakReporter {
         }
     }
 
+    /**
+     * emulate: locks the lock holder held for an owner that is gone ({@code why}: its connection closed,
+     * its thread ended) are released; each is reported with the call that took it.
+     */
+    void reportOwnerGone(List<HeldLock> held, io.lockhygiene.leak.RecentCalls calls, String why) {
+        for (HeldLock lock : held) {
+            LockCall taker = Attribution.takerOf(lock, calls.list());
+            String site = taker == null ? "an unknown place (older than the last " + io.lockhygiene.leak.RecentCalls.MAX
+                    + " calls kept)" : CallSite.describe(taker.takenAt());
+            String message = "released session advisory lock " + lock.key() + " (" + lock.mode() + times(lock)
+                    + ") that " + why + " still held (lockhygiene.mode=emulate). It was taken at " + site
+                    + " and never unlocked. Fix: unlock it when the work it guards is done (in a finally block).";
+            ReportLog.error("gone@" + site, "session locks released because their owner was gone, taken at " + site,
+                    lock.key(), "LockHygiene: {} SQL: {}", message, taker == null ? "?" : settings.loggable(taker.sql()),
+                    taker == null ? null : taker.takenAt());
+            publish(EventType.LEAK_RELEASED, taker == null ? null : taker.function().sqlName(), lock.key(), lock.mode(),
+                    taker == null ? null : taker.sql(), message, taker == null ? null : taker.takenAt());
+        }
+    }
+
     private static String times(HeldLock lock) {
         return lock.count() > 1 ? ", taken " + lock.count() + " times" : "";
     }

@@ -582,8 +582,7 @@ final class SharedHolder {
                 List<HeldLock> held = releaseOwner(owner);
                 LeakReporter r = owner.reporter;
                 if (r != null && !held.isEmpty()) {
-                    r.report(held, owner.calls, "by the lock holder: " + owner + ", which took them from a pool, has"
-                            + " ended without unlocking them");
+                    r.reportOwnerGone(held, owner.calls, owner + " (it took them on a pooled connection and has ended)");
                 }
                 threadOwners.values().remove(owner);
             }
