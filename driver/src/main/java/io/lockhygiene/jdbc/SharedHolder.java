@@ -56,6 +56,8 @@ final class SharedHolder {
     private final ReentrantLock state = new ReentrantLock();
     private final Condition released = state.newCondition();
     private final LockTable table = new LockTable();
+    /** Acquisitions waiting for the next round trip (under state). */
+    private final java.util.ArrayDeque<Take> queued = new java.util.ArrayDeque<>();
     private final Map<Thread, LockOwner> threadOwners = Collections.synchronizedMap(new WeakHashMap<>());
     private final HolderWatchdog.Watched watch = this::checkAlive;
     /** Written under io; volatile for {@link #reserve}'s look without it. */
@@ -64,7 +66,7 @@ final class SharedHolder {
     private boolean pinned;
     /** Application transactions whose advisory calls run here (their venue): the holder stays pinned meanwhile. */
     private int venueTransactions;
-    /** The owner whose call runs now, so that a loss its own statement sees is not told twice (under io). */
+    /** The owner whose release runs now, so that a loss its own statement sees is not told twice (under io). */
     private LockOwner currentOwner;
     /** Set at the first loss that told owners: from then on, statements ask their owner (see {@link #lossSeen}). */
     private volatile boolean anyLost;
@@ -166,41 +168,56 @@ final class SharedHolder {
         }
     }
 
-    /** Under io: takes the mode on the server and grants it (true), or not (false), or must decide again (null). */
+    /** A server acquisition some owner waits for: done by whichever thread holds io next (see {@link #flush}). */
+    private static final class Take {
+        final LockOwner owner;
+        final AdvisoryKey key;
+        final boolean shared;
+        final boolean tryLock;
+        final Object tx;
+        final int level;
+        boolean grantedAtOnce;
+        /** Under io: set when done. null result: decide again. */
+        boolean done;
+        Boolean result;
+        SQLException failure;
+
+        Take(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, Object tx, int level) {
+            this.owner = owner;
+            this.key = key;
+            this.shared = shared;
+            this.tryLock = tryLock;
+            this.tx = tx;
+            this.level = level;
+        }
+    }
+
+    /**
+     * Takes the mode on the server and grants it (true), or not (false), or must decide again (null). The
+     * acquisition is queued; the thread that holds io next sends every queued one (and the releases due) in
+     * one round trip, so owners of the process share round trips instead of queueing for them.
+     */
     private Boolean takeOnServer(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, Object tx,
                                  int level) throws SQLException {
+        Take take = new Take(owner, key, shared, tryLock, tx, level);
+        state.lock();
+        try {
+            queued.add(take);
+        } finally {
+            state.unlock();
+        }
         io.lock();
         try {
-            boolean grantedAtOnce;
-            state.lock();
-            try {
-                if (owner.isClosed() || table.blocker(owner, key, shared) != null || !table.serverNeeds(key, shared)) {
-                    return null;
-                }
-                grantedAtOnce = !tryLock && shared && table.serverHoldsExclusive(key);
-            } finally {
-                state.unlock();
-            }
-            currentOwner = owner;
-            if (!serverTake(key, shared, grantedAtOnce)) {
-                return false;
-            }
-            state.lock();
-            try {
-                table.serverTook(key, shared);
-                if (!owner.isClosed()) {
-                    table.grant(owner, key, shared, tx, level);
-                    return true;
-                }
-            } finally {
-                state.unlock();
+            if (!take.done) {
+                flush(take);
             }
         } finally {
-            currentOwner = null;
             io.unlock();
         }
-        settle(null); // closed while we took it: the server lock nobody holds goes again
-        throw new SQLException("This connection has been closed.", "08003");
+        if (take.failure != null) {
+            throw take.failure;
+        }
+        return take.result;
     }
 
     /** Waits (state let go) for a release here or a retry, within the statement's limits. Caller holds state. */
@@ -356,59 +373,107 @@ final class SharedHolder {
         }
         io.lock();
         try {
-            List<LockTable.ServerLock> surplus;
-            boolean nothingLeft;
-            state.lock();
-            try {
-                surplus = table.surplus();
-                nothingLeft = table.serverHoldsNothing() && venueTransactions == 0;
-            } finally {
-                state.unlock();
-            }
-            if (!pinned || connection == null || (surplus.isEmpty() && !nothingLeft)) {
-                return;
-            }
-            String sql;
-            if (nothingLeft) {
-                // everything goes, whatever the backend holds, and the transaction that pinned its server ends
-                sql = "SELECT pg_catalog.pg_advisory_unlock_all(); COMMIT";
-            } else {
-                StringBuilder b = new StringBuilder("SELECT ");
-                for (int i = 0; i < surplus.size(); i++) {
-                    LockTable.ServerLock l = surplus.get(i);
-                    b.append(i == 0 ? "" : ", ").append(l.shared ? "pg_catalog.pg_advisory_unlock_shared("
-                            : "pg_catalog.pg_advisory_unlock(").append(l.key.sqlArguments()).append(')');
-                }
-                sql = b.toString();
-            }
             currentOwner = caller;
-            runOnServer(sql);
-            if (nothingLeft) {
-                unpinned();
-            }
+            flush(null);
         } finally {
             currentOwner = null;
             io.unlock();
         }
     }
 
-    /** Under io: takes one mode on the server, with a try (or, see the class comment, a request granted at once). */
-    private boolean serverTake(AdvisoryKey key, boolean shared, boolean grantedAtOnce) throws SQLException {
-        String function = grantedAtOnce ? "pg_catalog.pg_advisory_lock_shared("
-                : shared ? "pg_catalog.pg_try_advisory_lock_shared(" : "pg_catalog.pg_try_advisory_lock(";
-        boolean wasPinned = pinned;
-        String sql = "SELECT " + function + key.sqlArguments() + ")::text" + (wasPinned ? "" : KEEP_IDLE_TRANSACTION);
-        String answer = queryOnServer(sql);
-        boolean got = grantedAtOnce || "true".equals(answer);
-        if (got) {
-            if (!wasPinned) {
-                setPinned(true);
-                HolderWatchdog.watch(watch);
+    /**
+     * Under io: one round trip for everything due: the releases of server locks nobody needs, then every
+     * queued acquisition (one per key: a second on the same key decides again after this one), in one
+     * select list, which PostgreSQL evaluates left to right. With nothing held, nothing queued and no
+     * transaction using the holder, the holder ends its transaction instead. A failure fails every
+     * acquisition of the batch now (their owners are not told again later).
+     */
+    private void flush(Take caller) throws SQLException {
+        List<Take> batch = new ArrayList<>();
+        List<LockTable.ServerLock> surplus;
+        boolean nothingLeft;
+        boolean wasPinned;
+        state.lock();
+        try {
+            java.util.Set<AdvisoryKey> keys = new java.util.HashSet<>();
+            for (Take t; (t = queued.poll()) != null; ) {
+                if (t.owner.isClosed()) {
+                    t.failure = new SQLException("This connection has been closed.", "08003");
+                    t.done = true;
+                } else if (!keys.add(t.key) || table.blocker(t.owner, t.key, t.shared) != null
+                        || !table.serverNeeds(t.key, t.shared)) {
+                    t.done = true; // result null: decide again
+                } else {
+                    t.grantedAtOnce = !t.tryLock && t.shared && table.serverHoldsExclusive(t.key);
+                    batch.add(t);
+                }
             }
-        } else if (!wasPinned) {
-            runOnServer("COMMIT"); // holds nothing: let the server go while waiting
+            surplus = table.surplus();
+            wasPinned = pinned;
+            nothingLeft = batch.isEmpty() && pinned && table.serverHoldsNothing() && venueTransactions == 0;
+        } finally {
+            state.unlock();
         }
-        return got;
+        if (nothingLeft) {
+            // everything goes, whatever the backend holds, and the transaction that pinned its server ends
+            runOnServer("SELECT pg_catalog.pg_advisory_unlock_all(); COMMIT", batch);
+            unpinned();
+            return;
+        }
+        if (batch.isEmpty() && (surplus.isEmpty() || !wasPinned || connection == null)) {
+            return;
+        }
+        StringBuilder sql = new StringBuilder("SELECT ");
+        int column = 0;
+        for (LockTable.ServerLock l : surplus) {
+            sql.append(column++ == 0 ? "" : ", ").append(l.shared ? "pg_catalog.pg_advisory_unlock_shared("
+                    : "pg_catalog.pg_advisory_unlock(").append(l.key.sqlArguments()).append(")::text");
+        }
+        for (Take t : batch) {
+            sql.append(column++ == 0 ? "" : ", ").append(t.grantedAtOnce ? "pg_catalog.pg_advisory_lock_shared("
+                    : t.shared ? "pg_catalog.pg_try_advisory_lock_shared(" : "pg_catalog.pg_try_advisory_lock(")
+                    .append(t.key.sqlArguments()).append(")::text");
+        }
+        if (!wasPinned) {
+            sql.append(KEEP_IDLE_TRANSACTION);
+        }
+        String[] answers = queryRowOnServer(sql.toString(), column, batch);
+        boolean anyTaken = false;
+        boolean grantedToClosed = false;
+        state.lock();
+        try {
+            for (int i = 0; i < batch.size(); i++) {
+                Take t = batch.get(i);
+                boolean got = t.grantedAtOnce || "true".equals(answers[surplus.size() + i]);
+                if (got) {
+                    anyTaken = true;
+                    table.serverTook(t.key, t.shared);
+                    if (t.owner.isClosed()) {
+                        grantedToClosed = true; // the server lock nobody holds goes at the next settle
+                        t.failure = new SQLException("This connection has been closed.", "08003");
+                    } else {
+                        table.grant(t.owner, t.key, t.shared, t.tx, t.level);
+                        t.result = Boolean.TRUE;
+                    }
+                } else {
+                    t.result = Boolean.FALSE;
+                }
+                t.done = true;
+            }
+            if (anyTaken && !wasPinned) {
+                pinned = true;
+            }
+        } finally {
+            state.unlock();
+        }
+        if (anyTaken && !wasPinned) {
+            HolderWatchdog.watch(watch);
+        } else if (!wasPinned) {
+            runOnServer("COMMIT", batch); // holds nothing: let the server go while waiting
+        }
+        if (grantedToClosed) {
+            flush(null);
+        }
     }
 
     private void setPinned(boolean now) {
@@ -467,23 +532,28 @@ final class SharedHolder {
         return c;
     }
 
-    private String queryOnServer(String sql) throws SQLException {
+    /** One row of {@code columns} text values; a failure is the holder's loss (see {@link #lost}). */
+    private String[] queryRowOnServer(String sql, int columns, List<Take> batch) throws SQLException {
         try (Statement s = connection().createStatement()) {
             Pgjdbc.executeSimple(s, sql);
             try (ResultSet rs = s.getResultSet()) {
                 rs.next();
-                return rs.getString(1);
+                String[] row = new String[columns];
+                for (int i = 0; i < columns; i++) {
+                    row[i] = rs.getString(i + 1);
+                }
+                return row;
             }
         } catch (SQLException | RuntimeException e) {
-            throw lost(e);
+            throw lost(e, batch);
         }
     }
 
-    private void runOnServer(String sql) throws SQLException {
+    private void runOnServer(String sql, List<Take> batch) throws SQLException {
         try (Statement s = connection().createStatement()) {
             Pgjdbc.executeSimple(s, sql);
         } catch (SQLException | RuntimeException e) {
-            throw lost(e);
+            throw lost(e, batch);
         }
     }
 
@@ -494,7 +564,7 @@ final class SharedHolder {
      * mid-transaction) release everything. Every other owner that held a lock is told on its next
      * statement; the caller's own statement fails now, with pgjdbc's exception.
      */
-    private SQLException lost(Exception cause) {
+    private SQLException lost(Exception cause, List<Take> batch) {
         List<Object> owners;
         boolean wasPinned;
         state.lock();
@@ -520,8 +590,8 @@ final class SharedHolder {
             anyLost = true;
             for (Object o : owners) {
                 LockOwner owner = (LockOwner) o;
-                if (owner != currentOwner) {
-                    owner.markLost();
+                if (owner != currentOwner && !inBatch(owner, batch)) {
+                    owner.markLost(); // the batch's owners fail now, with the same exception
                 }
                 LeakReporter r = owner.reporter;
                 if (r != null) {
@@ -529,11 +599,23 @@ final class SharedHolder {
                 }
             }
         }
-        if (cause instanceof SQLException) {
-            return (SQLException) cause; // pgjdbc's own, as the application's statement would have had it
-        }
-        return new SQLException("LockHygiene (lockhygiene.mode=emulate): the lock holder lost its server"
+        SQLException failure = cause instanceof SQLException ? (SQLException) cause // pgjdbc's own
+                : new SQLException("LockHygiene (lockhygiene.mode=emulate): the lock holder lost its server"
                 + " connection; the advisory locks it held are gone. Take them again.", "08006", cause);
+        for (Take t : batch) {
+            t.failure = failure;
+            t.done = true;
+        }
+        return failure;
+    }
+
+    private static boolean inBatch(LockOwner owner, List<Take> batch) {
+        for (Take t : batch) {
+            if (t.owner == owner) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -561,7 +643,7 @@ final class SharedHolder {
             }
         } catch (SQLException | RuntimeException e) {
             if (connection != null) {
-                lost(e);
+                lost(e, Collections.emptyList());
             }
         } finally {
             io.unlock();
