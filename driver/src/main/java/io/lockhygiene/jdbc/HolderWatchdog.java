@@ -28,6 +28,22 @@ final class HolderWatchdog {
     private HolderWatchdog() {
     }
 
+    /**
+     * One simple-protocol {@code SELECT 1} on a holder's connection, bounded by {@link #PING_TIMEOUT_MILLIS}:
+     * a blackholed network must not hang the watchdog (nor the owners waiting for the holder).
+     */
+    static void ping(java.sql.Connection c) throws java.sql.SQLException {
+        int before = c.getNetworkTimeout();
+        c.setNetworkTimeout(Runnable::run, (int) PING_TIMEOUT_MILLIS);
+        try {
+            Pgjdbc.executeSimple(c, "SELECT 1");
+        } finally {
+            if (!c.isClosed()) {
+                c.setNetworkTimeout(Runnable::run, before);
+            }
+        }
+    }
+
     static synchronized void watch(Watched holder) {
         if (WATCHED.add(holder) && timer == null) {
             start();

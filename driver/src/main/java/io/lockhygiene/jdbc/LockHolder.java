@@ -76,16 +76,7 @@ final class LockHolder {
         try {
             Connection c = connection;
             if (c != null && holding) {
-                // bounded: a blackholed network must not hang the watchdog (and, through busy, the owner)
-                int before = c.getNetworkTimeout();
-                c.setNetworkTimeout(Runnable::run, (int) HolderWatchdog.PING_TIMEOUT_MILLIS);
-                try {
-                    Pgjdbc.executeSimple(c, "SELECT 1");
-                } finally {
-                    if (!c.isClosed()) {
-                        c.setNetworkTimeout(Runnable::run, before);
-                    }
-                }
+                HolderWatchdog.ping(c); // bounded: through busy, the owner waits for it
             }
         } catch (SQLException e) {
             if (isConnectionLoss(connection, e)) {

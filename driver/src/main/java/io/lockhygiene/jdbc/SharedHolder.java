@@ -632,15 +632,7 @@ final class SharedHolder {
             if (!pinned || c == null) {
                 return;
             }
-            int before = c.getNetworkTimeout();
-            c.setNetworkTimeout(Runnable::run, (int) HolderWatchdog.PING_TIMEOUT_MILLIS);
-            try {
-                Pgjdbc.executeSimple(c, "SELECT 1");
-            } finally {
-                if (!c.isClosed()) {
-                    c.setNetworkTimeout(Runnable::run, before);
-                }
-            }
+            HolderWatchdog.ping(c);
         } catch (SQLException | RuntimeException e) {
             if (connection != null) {
                 lost(e, Collections.emptyList());
