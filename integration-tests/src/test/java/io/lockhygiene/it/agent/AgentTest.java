@@ -139,6 +139,22 @@ class AgentTest {
     }
 
     @Test
+    void emulateKeepsAPooledThreadsLockAcrossBorrows() throws Exception {
+        Run plain = service(java(), null, false, false, args("borrows", Route.DIRECT, 970_030, "hikari4"));
+        bed.admin().terminateHoldersOf(970_030);
+        Run emulated = service(java(), "mode=emulate", false, false, args("borrows", Route.DIRECT, 970_031, "hikari4"));
+        System.out.println("[agent] lock/job/unlock on different borrows (Hikari, 4 connections, 8 threads): without agent "
+                + plain.result() + "\n[agent]                                                     with mode=emulate "
+                + emulated.result());
+        assertTrue(plain.number("overlapping") + plain.number("failedUnlocks") > 0, "control: " + plain.result());
+        assertEquals(0, emulated.number("overlapping"), emulated.output());
+        assertEquals(0, emulated.number("failedUnlocks"), emulated.output());
+        assertEquals(0, emulated.number("errors"), emulated.output());
+        assertTrue(emulated.number("runs") > 0, emulated.output());
+        assertEquals(List.of(), bed.admin().holdersOf(970_031), "no lock left");
+    }
+
+    @Test
     void worksWhenPgjdbcLivesInAChildClassLoader() throws Exception {
         long key = 970_030;
         Run guarded = service(java(), "", true, false, args("leak", Route.TRANSACTION_POOL, key, "hikari"));
