@@ -142,51 +142,9 @@ public final class SampleService {
 
     /** The Spring pattern: lock, job and unlock each on a borrow of its own, 8 threads over the pool. */
     private static void borrows(DataSource ds, long key) throws Exception {
-        AtomicInteger inside = new AtomicInteger();
-        AtomicInteger runs = new AtomicInteger();
-        AtomicInteger overlapping = new AtomicInteger();
-        AtomicInteger failedUnlocks = new AtomicInteger();
-        AtomicInteger errors = new AtomicInteger();
-        List<Thread> threads = new ArrayList<>();
-        for (int w = 0; w < 8; w++) {
-            Thread t = new Thread(() -> {
-                for (int i = 0; i < 20; i++) {
-                    try {
-                        boolean got;
-                        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-                            got = bool(s, "SELECT pg_try_advisory_lock(" + key + ")");
-                        }
-                        if (got) {
-                            if (inside.incrementAndGet() > 1) {
-                                overlapping.incrementAndGet();
-                            }
-                            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-                                s.execute("SELECT count(*) FROM pg_class");
-                                Thread.sleep(2);
-                            }
-                            inside.decrementAndGet();
-                            runs.incrementAndGet();
-                            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-                                if (!bool(s, "SELECT pg_advisory_unlock(" + key + ")")) {
-                                    failedUnlocks.incrementAndGet();
-                                }
-                            }
-                        }
-                        Thread.sleep(1);
-                    } catch (SQLException | InterruptedException e) {
-                        errors.incrementAndGet();
-                        e.printStackTrace();
-                    }
-                }
-            });
-            threads.add(t);
-            t.start();
-        }
-        for (Thread t : threads) {
-            t.join();
-        }
-        System.out.println("RESULT borrows runs=" + runs.get() + " overlapping=" + overlapping.get() + " failedUnlocks="
-                + failedUnlocks.get() + " errors=" + errors.get());
+        io.lockhygiene.it.demo.BorrowsScenario.Result r = io.lockhygiene.it.demo.BorrowsScenario.run(ds, key, 8, 20);
+        System.out.println("RESULT borrows runs=" + r.runs() + " overlapping=" + r.overlapping() + " failedUnlocks="
+                + r.failedUnlocks() + " errors=" + r.errors());
     }
 
     private static boolean bool(Statement s, String sql) throws SQLException {

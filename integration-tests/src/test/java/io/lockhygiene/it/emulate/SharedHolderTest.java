@@ -22,6 +22,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.lockhygiene.LockHygieneDataSource;
 import io.lockhygiene.it.EventRecorder;
+import io.lockhygiene.it.demo.BorrowsScenario;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
@@ -42,7 +43,7 @@ class SharedHolderTest {
     private final TestBed bed = TestBed.shared();
 
     /** What the own-key workers did. */
-    record Outcome(int jobsDone, int errors, int failedUnlocks, int locksLeft, long wallMillis, String firstError) {
+    record Outcome(int jobsDone, int errors, int failedUnlocks, int locksLeft, String firstError) {
     }
 
     /**
@@ -84,19 +85,17 @@ class SharedHolderTest {
             threads.add(t);
             t.start();
         }
-        long t0 = System.nanoTime();
         start.countDown();
         for (Thread t : threads) {
             t.join(TimeUnit.SECONDS.toMillis(150));
             assertTrue(!t.isAlive(), "a worker is still running after 150 s: the pool starved");
         }
-        long wall = (System.nanoTime() - t0) / 1_000_000;
         int left = 0;
         for (int w = 0; w < workers; w++) {
             left += bed.admin().awaitReleased(base + w, 500).size();
             bed.admin().terminateHoldersOf(base + w);
         }
-        return new Outcome(done.get(), errors.get(), failedUnlocks.get(), left, wall,
+        return new Outcome(done.get(), errors.get(), failedUnlocks.get(), left,
                 errorTexts.isEmpty() ? null : errorTexts.get(0));
     }
 
@@ -168,81 +167,20 @@ class SharedHolderTest {
         return new HikariDataSource(config);
     }
 
-    /** What the borrowing threads did. */
-    record Borrows(int runs, int overlapping, int failedUnlocks, int errors, int locksLeft, String firstError) {
-    }
-
-    /**
-     * The everyday Spring pattern: each call borrows a connection. 8 threads x 30 tries over 4 pooled
-     * connections: try the job's lock on one borrow, do the job on another, unlock on a third.
-     */
-    private Borrows lockAndUnlockOnDifferentBorrows(DataSource ds, long key) throws Exception {
-        AtomicInteger inside = new AtomicInteger();
-        AtomicInteger runs = new AtomicInteger();
-        AtomicInteger overlapping = new AtomicInteger();
-        AtomicInteger failedUnlocks = new AtomicInteger();
-        AtomicInteger errors = new AtomicInteger();
-        List<String> errorTexts = Collections.synchronizedList(new ArrayList<>());
-        List<Thread> threads = new ArrayList<>();
-        for (int w = 0; w < 8; w++) {
-            Thread t = new Thread(() -> {
-                for (int i = 0; i < 30; i++) {
-                    try {
-                        boolean got;
-                        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-                            got = bool(s, "SELECT pg_try_advisory_lock(" + key + ")");
-                        }
-                        if (got) {
-                            if (inside.incrementAndGet() > 1) {
-                                overlapping.incrementAndGet();
-                            }
-                            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-                                s.execute("SELECT count(*) FROM pg_class");
-                                Thread.sleep(2);
-                            }
-                            inside.decrementAndGet();
-                            runs.incrementAndGet();
-                            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-                                if (!bool(s, "SELECT pg_advisory_unlock(" + key + ")")) {
-                                    failedUnlocks.incrementAndGet();
-                                }
-                            }
-                        }
-                        Thread.sleep(1);
-                    } catch (SQLException e) {
-                        errors.incrementAndGet();
-                        errorTexts.add(e.getMessage());
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        return;
-                    }
-                }
-            }, "borrower-" + w);
-            threads.add(t);
-            t.start();
-        }
-        for (Thread t : threads) {
-            t.join(TimeUnit.SECONDS.toMillis(120));
-            assertTrue(!t.isAlive(), "a borrower is still running after 120 s");
-        }
-        return new Borrows(runs.get(), overlapping.get(), failedUnlocks.get(), errors.get(), 0,
-                errorTexts.isEmpty() ? null : errorTexts.get(0));
-    }
-
     @Test
     void pooledThreadsKeepTheirLocksAcrossBorrows() throws Exception {
         long key = 977_001;
-        Borrows plain;
+        BorrowsScenario.Result plain;
         try (HikariDataSource pool = hikari(4)) {
-            plain = lockAndUnlockOnDifferentBorrows(pool, key);
+            plain = BorrowsScenario.run(pool, key, 8, 30);
         }
         int plainLeft = bed.admin().awaitReleased(key, 1_000).size();
         bed.admin().terminateHoldersOf(key);
-        Borrows guarded;
+        BorrowsScenario.Result guarded;
         Properties emulate = new Properties();
         emulate.setProperty("lockhygiene.mode", "emulate");
         try (HikariDataSource pool = hikari(4)) {
-            guarded = lockAndUnlockOnDifferentBorrows(new LockHygieneDataSource(pool, emulate), key + 1);
+            guarded = BorrowsScenario.run(new LockHygieneDataSource(pool, emulate), key + 1, 8, 30);
             assertEquals(List.of(), bed.admin().holdersOf(key + 1), "nothing held while the pool is still open");
         }
         System.out.println("[shared holder] Hikari (4) + lock/unlock on different borrows, 8 threads: plain " + plain
@@ -250,6 +188,7 @@ class SharedHolderTest {
                 + guarded);
         assertTrue(plain.overlapping() + plain.failedUnlocks() + plainLeft > 0, "control: the lock stays on one borrowed"
                 + " connection, which another thread then uses " + plain);
+        assertTrue(guarded.finished(), "a borrower is still running after 120 s");
         assertTrue(guarded.runs() > 0);
         assertEquals(0, guarded.overlapping(), guarded.toString());
         assertEquals(0, guarded.failedUnlocks(), guarded.toString());
