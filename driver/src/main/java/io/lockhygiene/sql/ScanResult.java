@@ -138,16 +138,6 @@ public final class ScanResult {
         return false;
     }
 
-    /** True when a transaction end stands before the last statement (its server may be gone after it). */
-    public boolean endsTransactionMidText() {
-        for (TransactionControl tc : transactionControls) {
-            if (tc.endsTransaction() && tc != finalTransactionEnd()) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /**
      * Whether each call (same order as {@link #calls()}) runs inside a transaction block, following the
      * text's own BEGIN and COMMIT from the state the text starts in.
