@@ -30,6 +30,8 @@ import io.lockhygiene.settings.SettingsReader;
 public final class LockHygieneDataSource implements DataSource {
     private final DataSource delegate;
     private final Settings settings;
+    /** emulate: whether the wrapped pool lends the driver's own connections; null until the first borrow. */
+    private volatile Boolean innerGuarded;
 
     public LockHygieneDataSource(DataSource delegate) {
         this(delegate, new Properties());
@@ -54,17 +56,35 @@ public final class LockHygieneDataSource implements DataSource {
 
     @Override
     public Connection getConnection() throws SQLException {
-        HolderFactory holders = HolderFactory.of(this, true, delegate::getConnection);
-        LockHygieneConnection.reserveHolder(settings, holders);
-        return guard(delegate.getConnection(), holders);
+        return borrow(HolderFactory.of(this, true, delegate::getConnection));
     }
 
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
-        HolderFactory holders = HolderFactory.of(java.util.Arrays.asList(this, username), true,
-                () -> delegate.getConnection(username, password));
-        LockHygieneConnection.reserveHolder(settings, holders);
-        return guard(delegate.getConnection(username, password), holders);
+        return borrow(HolderFactory.of(java.util.Arrays.asList(this, username), true,
+                () -> delegate.getConnection(username, password)));
+    }
+
+    /**
+     * emulate: the holder's connection is reserved from the wrapped pool before the application's borrow
+     * (see LockHygieneConnection#reserveHolder), unless the pool lends the driver's own connections, which
+     * bring their own holder: the first borrow tells, and is given back before any reservation, so that
+     * nothing is held while the holder waits for the pool.
+     */
+    private Connection borrow(HolderFactory holders) throws SQLException {
+        if (settings.mode() == Settings.Mode.EMULATE && innerGuarded == null) {
+            Connection first = holders.open();
+            boolean inner = first.isWrapperFor(LockHygieneConnection.class);
+            innerGuarded = inner;
+            if (inner) {
+                return guard(first, holders);
+            }
+            first.close();
+        }
+        if (!Boolean.TRUE.equals(innerGuarded)) {
+            LockHygieneConnection.reserveHolder(settings, holders);
+        }
+        return guard(holders.open(), holders);
     }
 
     /**

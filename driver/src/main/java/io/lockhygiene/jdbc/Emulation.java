@@ -67,6 +67,9 @@ final class Emulation {
         this.shared = on ? SharedHolder.of(holderFactory) : null;
         this.threadOwners = on && holderFactory.threadOwners();
         this.connectionOwner = on && !threadOwners ? LockOwner.ofConnection(id, reporter) : null;
+        if (connectionOwner != null) {
+            shared.userOpened();
+        }
     }
 
     /** emulate with a way to open a holder. */
@@ -271,17 +274,19 @@ final class Emulation {
         }
         emulatedCalls.clear();
         tableTransaction = null;
-        if (forGood) {
-            closed();
-        }
+        boolean first = forGood && closed();
         venueGone();
         if (connectionOwner != null) {
-            // a connection's locks end with it (a pooled thread's stay with the thread)
-            List<HeldLock> owned = shared.releaseOwner(connectionOwner);
+            // a connection's locks end with it, or with its return to a pool (a pooled thread's stay with the thread)
+            List<HeldLock> owned = shared.releaseOwner(connectionOwner, forGood);
             if (!owned.isEmpty()) {
-                reporter.reportOwnerGone(owned, connectionOwner.calls, "connection " + id + " (closed)");
+                reporter.reportOwnerGone(owned, connectionOwner.calls, "connection " + id
+                        + (forGood ? " (closed)" : " (returned to its pool)"));
             }
             connectionOwner.calls.clear();
+            if (first) {
+                shared.userClosed(); // the last one lets the holder's idle connection go
+            }
         }
     }
 
@@ -341,8 +346,11 @@ final class Emulation {
     }
 
     /** Closed or aborted: a statement racing it counts nothing any more. */
-    private synchronized void closed() {
+    /** Marks it closed; true the first time. */
+    private synchronized boolean closed() {
+        boolean first = !closed;
         closed = true;
+        return first;
     }
 
     /** The application's transaction ended (any way): its xact locks on the holder go, its venue is forgotten. */
@@ -552,10 +560,13 @@ final class Emulation {
             holder.abort(executor);
         }
         tableTransaction = null;
-        closed();
+        boolean first = closed();
         venueGone();
         if (connectionOwner != null) {
-            shared.releaseOwner(connectionOwner);
+            shared.releaseOwner(connectionOwner, true);
+            if (first) {
+                shared.userClosed();
+            }
         }
     }
 }

@@ -66,6 +66,8 @@ final class SharedHolder {
     private boolean pinned;
     /** Application transactions whose advisory calls run here (their venue): the holder stays pinned meanwhile. */
     private int venueTransactions;
+    /** Open application connections that own locks here (not counted: pooled ones, whose threads own). */
+    private int users;
     /** The owner whose release runs now, so that a loss its own statement sees is not told twice (under io). */
     private LockOwner currentOwner;
     /** Set at the first loss that told owners: from then on, statements ask their owner (see {@link #lossSeen}). */
@@ -299,6 +301,50 @@ final class SharedHolder {
         }
     }
 
+    /** An application connection (a connection owner) of this endpoint opened. */
+    void userOpened() {
+        state.lock();
+        try {
+            users++;
+        } finally {
+            state.unlock();
+        }
+    }
+
+    /**
+     * One closed. With none left and nothing held, the holder's idle connection is closed too (it is
+     * opened again by the next lock). Called after that connection's locks were released.
+     */
+    void userClosed() {
+        state.lock();
+        try {
+            users = Math.max(0, users - 1);
+            if (users > 0 || pinned || factory.pooled()) {
+                return;
+            }
+        } finally {
+            state.unlock();
+        }
+        if (!io.tryLock()) {
+            return; // in use: it is not idle
+        }
+        try {
+            state.lock();
+            try {
+                if (users > 0 || pinned || !queued.isEmpty()) {
+                    return;
+                }
+            } finally {
+                state.unlock();
+            }
+            Connection c = connection;
+            connection = null;
+            closeQuietly(c);
+        } finally {
+            io.unlock();
+        }
+    }
+
     /** An application transaction makes the holder its venue: it stays pinned until {@link #venueEnded}. */
     void venueStarted() {
         state.lock();
@@ -335,11 +381,19 @@ final class SharedHolder {
 
     /** The owner is gone (connection closed): everything it held goes; its session locks are returned for the report. */
     List<HeldLock> releaseOwner(LockOwner owner) {
+        return releaseOwner(owner, !owner.isThreadOwner());
+    }
+
+    /**
+     * @param forGood the owner takes nothing any more (a closed connection: a statement racing the close
+     *                takes nothing after this); false for a pool's return of a connection that lives on
+     */
+    List<HeldLock> releaseOwner(LockOwner owner, boolean forGood) {
         List<HeldLock> held = new ArrayList<>();
         state.lock();
         try {
-            if (!owner.isThreadOwner()) {
-                owner.close(); // a statement racing the close takes nothing after this
+            if (forGood) {
+                owner.close();
             }
             for (LockTable.SessionHold h : table.releaseOwner(owner)) {
                 held.add(new HeldLock(h.key.classid(), h.key.objid(), h.key.objsubid(),

@@ -307,4 +307,32 @@ class SharedHolderTest {
             s.execute("SELECT pg_advisory_unlock(" + k + ")");
         }
     }
+
+    /**
+     * A pool of the driver's own connections (jdbc:lockhygiene: URL) under the DataSource wrapper: a
+     * connection returned to the pool lets go of its locks (it is the owner there) and keeps working on
+     * its next borrow.
+     */
+    @Test
+    void aReturnedConnectionOfTheDriverKeepsWorking() throws Exception {
+        long k = 978_201;
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(bed.lockHygieneUrl(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate"));
+        config.setUsername(bed.endpoints().user());
+        config.setPassword(bed.endpoints().password());
+        config.setMaximumPoolSize(1);
+        Properties emulate = new Properties();
+        emulate.setProperty("lockhygiene.mode", "emulate");
+        try (HikariDataSource pool = new HikariDataSource(config)) {
+            DataSource ds = new LockHygieneDataSource(pool, emulate);
+            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+                s.execute("SELECT pg_advisory_lock(" + k + ")");
+            }
+            assertEquals(List.of(), bed.admin().awaitReleased(k, 2_000), "released at the return");
+            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+                assertTrue(bool(s, "SELECT pg_try_advisory_lock(" + k + ")"), "the next borrow works");
+                assertTrue(bool(s, "SELECT pg_advisory_unlock(" + k + ")"));
+            }
+        }
+    }
 }
