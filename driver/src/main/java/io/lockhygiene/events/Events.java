@@ -44,11 +44,12 @@ public final class Events {
     }
 
     /**
-     * Registers the MXBean once per class loader, off the caller's thread: starting the platform MBean
-     * server costs a few hundred milliseconds, which must not delay an application's first query.
-     * Failure (a second copy, a locked-down JVM) is DEBUG.
+     * The process-wide parts, once per class loader: the report file and exit hook (ProcessReports), and
+     * the MXBean, registered off the caller's thread: starting the platform MBean server costs a few
+     * hundred milliseconds, which must not delay an application's first query. Failure (a second copy, a
+     * locked-down JVM) is DEBUG.
      */
-    public static void registerMBeanOnce() {
+    public static void installProcessWideOnce() {
         if (!JMX_REGISTERED.compareAndSet(false, true)) {
             return;
         }

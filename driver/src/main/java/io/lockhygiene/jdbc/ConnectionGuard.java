@@ -67,7 +67,7 @@ final class ConnectionGuard {
         this.reporter = new LeakReporter(id, settings);
         this.skipLocked = new SkipLockedCheck(raw, settings, reporter);
         this.emulation = new Emulation(raw, settings, id, reporter, holderFactory);
-        Events.registerMBeanOnce();
+        Events.installProcessWideOnce();
     }
 
     Settings settings() {

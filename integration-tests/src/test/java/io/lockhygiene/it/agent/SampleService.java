@@ -1,5 +1,7 @@
 package io.lockhygiene.it.agent;
 
+import static io.lockhygiene.it.bed.Sql.bool;
+
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -145,12 +147,5 @@ public final class SampleService {
         io.lockhygiene.it.demo.BorrowsScenario.Result r = io.lockhygiene.it.demo.BorrowsScenario.run(ds, key, 8, 20);
         System.out.println("RESULT borrows runs=" + r.runs() + " overlapping=" + r.overlapping() + " failedUnlocks="
                 + r.failedUnlocks() + " errors=" + r.errors());
-    }
-
-    private static boolean bool(Statement s, String sql) throws SQLException {
-        try (ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getBoolean(1);
-        }
     }
 }

@@ -1,8 +1,9 @@
 package io.lockhygiene.it.emulate;
 
+import static io.lockhygiene.it.bed.Sql.bool;
+
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -70,12 +71,5 @@ public final class OneKeyWorkersMain {
         }
         System.out.println("DONE " + runs.get() + " " + errors.get() + " " + failedUnlocks.get());
         System.out.flush();
-    }
-
-    private static boolean bool(Statement s, String sql) throws SQLException {
-        try (ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getBoolean(1);
-        }
     }
 }
