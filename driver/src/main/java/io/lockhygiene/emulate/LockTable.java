@@ -73,6 +73,11 @@ public final class LockTable {
             }
             return false;
         }
+
+        /** The server holds this mode and no owner needs it (nor a local waiter, who takes it next). */
+        boolean surplus(boolean shared) {
+            return waiters == 0 && (shared ? serverShared : serverExclusive) && !anyHolds(shared);
+        }
     }
 
     /** A lock the holder's backend takes or lets go of on the server. */
@@ -274,14 +279,12 @@ public final class LockTable {
         while (it.hasNext()) {
             Map.Entry<AdvisoryKey, Entry> me = it.next();
             Entry e = me.getValue();
-            if (e.waiters > 0) {
-                continue; // a local waiter takes it next, as PostgreSQL grants a released lock to its queue
-            }
-            if (e.serverExclusive && !e.anyHolds(false)) {
+            // a local waiter takes a released lock next, as PostgreSQL grants it to its queue
+            if (e.surplus(false)) {
                 e.serverExclusive = false;
                 out.add(new ServerLock(me.getKey(), false));
             }
-            if (e.serverShared && !e.anyHolds(true)) {
+            if (e.surplus(true)) {
                 e.serverShared = false;
                 out.add(new ServerLock(me.getKey(), true));
             }
@@ -295,7 +298,7 @@ public final class LockTable {
     /** True when no server lock is left that no owner needs (nothing for {@link #surplus} to do). */
     public boolean surplusIsEmpty() {
         for (Entry e : entries.values()) {
-            if (e.waiters == 0 && ((e.serverExclusive && !e.anyHolds(false)) || (e.serverShared && !e.anyHolds(true)))) {
+            if (e.surplus(false) || e.surplus(true)) {
                 return false;
             }
         }

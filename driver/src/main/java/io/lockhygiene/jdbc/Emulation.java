@@ -258,8 +258,7 @@ final class Emulation {
         if (shared != null && shared.lossSeen() && owner().takeLost()) {
             venueGone();
             tableTransaction = null;
-            throw new SQLException("LockHygiene (lockhygiene.mode=emulate): the lock holder of " + owner() + " lost its"
-                    + " server connection; the advisory locks it held are gone. Take them again.", "08006");
+            throw lockLost(owner().toString());
         }
     }
 
@@ -309,9 +308,12 @@ final class Emulation {
     /** Thrown once, on the next statement after the loss; the connection is usable again after it. */
     SQLException lockLostException() {
         lockLost = false;
-        return new SQLException("LockHygiene (lockhygiene.mode=emulate): the lock holder of " + id + " lost its"
-                + " server connection; the advisory locks it held for this connection are gone. Take them again.",
-                "08006");
+        return lockLost(id);
+    }
+
+    private static SQLException lockLost(String owner) {
+        return new SQLException("LockHygiene (lockhygiene.mode=emulate): the lock holder of " + owner + " lost its"
+                + " server connection; the advisory locks it held for it are gone. Take them again.", "08006");
     }
 
     /** emulate: the first advisory call of an application transaction fixes where the rest run. */

@@ -395,19 +395,6 @@ final class LockHolder {
         }
     }
 
-    /** Takes {@code lock} (waiting as a blocking call would), e.g. one moved from the application's backend. */
-    void adopt(HeldLock lock) throws SQLException {
-        String function = lock.isShared() ? "pg_catalog.pg_advisory_lock_shared" : "pg_catalog.pg_advisory_lock";
-        String sql = "SELECT " + function + "(" + (lock.isBigintKey() ? Long.toString(lock.bigintKey())
-                : lock.firstIntKey() + ", " + lock.secondIntKey()) + ")";
-        io.lockhygiene.sql.ScanResult scan = io.lockhygiene.sql.SqlScanner.scan(sql);
-        try (Statement s = connection().createStatement()) {
-            for (int i = 0; i < lock.count(); i++) { // as often as the application's session had stacked it
-                run(scan, () -> s.execute(sql), false);
-            }
-        }
-    }
-
     /**
      * Releases everything at application close and says what was still held. Never throws: the holder's
      * server is let go either way (closing mid-transaction makes PgBouncer drop it).

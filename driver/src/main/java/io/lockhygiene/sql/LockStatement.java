@@ -61,6 +61,7 @@ public final class LockStatement {
         }
     }
 
+    private static final java.util.regex.Pattern INTEGER = java.util.regex.Pattern.compile("[+-]?[0-9]{1,19}");
     private final List<Item> items;
     private final boolean sessionLevel;
 
@@ -173,7 +174,7 @@ public final class LockStatement {
                 return null;
             }
         }
-        if (!number.matches("[+-]?[0-9]{1,19}")) {
+        if (!INTEGER.matcher(number).matches()) {
             return null;
         }
         long value;
