@@ -98,7 +98,7 @@ final class ConnectionGuard {
             return false;
         }
         if (!calls.isEmpty() || emulation.transactionPending()) {
-            return Boolean.TRUE.equals(transactionPooling);
+            return assumesPooling();
         }
         // leakCheck=always: autocommit statements are wrapped (and a text BEGIN/COMMIT followed); inside a
         // JDBC-API transaction commit()/rollback() carry the check, and statements take the fast path
@@ -278,7 +278,7 @@ final class ConnectionGuard {
      * cannot run there. Said once per connection and interval; never thrown.
      */
     private void afterExecution() throws SQLException {
-        if (!Boolean.TRUE.equals(transactionPooling) || Pgjdbc.inTransaction(raw)) {
+        if (!assumesPooling() || Pgjdbc.inTransaction(raw)) {
             return;
         }
         if (raw.getAutoCommit()) {
@@ -502,7 +502,7 @@ final class ConnectionGuard {
                     warnings = s.getWarnings();
                 }
             }
-            if (Boolean.TRUE.equals(transactionPooling)) {
+            if (assumesPooling()) {
                 calls.clear();
                 emulation.forgetAdoptable();
             }
@@ -581,6 +581,15 @@ final class ConnectionGuard {
         reporter.publish(EventType.REJECTED, c.function().sqlName(), null, null, sql, message,
                 CallSite.capture("rejected here"));
         return new SQLException(message, "0A000");
+    }
+
+    /**
+     * What {@link #transactionPooling()} answers, without asking the server: a pooler unless known
+     * otherwise. Detection can fail (inside an aborted transaction) and is then tried again later; until
+     * then every reader must assume the same stricter answer, or a transaction end goes unwatched.
+     */
+    private boolean assumesPooling() {
+        return !Boolean.FALSE.equals(transactionPooling);
     }
 
     /** Resolved once per connection; auto looks for a pooler (BackendKeyData pid != pg_backend_pid()). */
