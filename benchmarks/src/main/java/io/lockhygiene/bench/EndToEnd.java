@@ -55,6 +55,12 @@ final class EndToEnd {
     }
 
     static Result run(TestBed bed, Route route, Client client, int threads, long millis) throws Exception {
+        return run(bed, route, client, threads, millis, false);
+    }
+
+    /** @param autocommit the same two statements, each its own transaction (no commit()) */
+    static Result run(TestBed bed, Route route, Client client, int threads, long millis, boolean autocommit)
+            throws Exception {
         List<Thread> workers = new ArrayList<>();
         List<long[]> lat = new ArrayList<>();
         long[] counts = new long[threads];
@@ -69,7 +75,7 @@ final class EndToEnd {
                 try (Connection c = client.open(bed, route);
                      PreparedStatement select = c.prepareStatement("SELECT abalance FROM bench_accounts WHERE aid = ?");
                      PreparedStatement update = c.prepareStatement("UPDATE bench_accounts SET abalance = abalance + ? WHERE aid = ?")) {
-                    c.setAutoCommit(false);
+                    c.setAutoCommit(autocommit);
                     ThreadLocalRandom r = ThreadLocalRandom.current();
                     while (System.nanoTime() < deadline && counts[id] < mine.length) {
                         long t0 = System.nanoTime();
@@ -81,7 +87,9 @@ final class EndToEnd {
                         update.setInt(1, r.nextInt(-5000, 5000));
                         update.setInt(2, aid);
                         update.executeUpdate();
-                        c.commit();
+                        if (!autocommit) {
+                            c.commit();
+                        }
                         mine[(int) counts[id]++] = System.nanoTime() - t0;
                     }
                 } catch (SQLException e) {

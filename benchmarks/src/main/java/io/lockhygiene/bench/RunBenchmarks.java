@@ -36,8 +36,10 @@ public final class RunBenchmarks {
         boolean full = args.length > 0 && "full".equals(args[0]);
         MD.append("Mode: ").append(full ? "full" : "quick").append("; JVM ").append(System.getProperty("java.version"))
                 .append("; ").append(Runtime.getRuntime().availableProcessors()).append(" cores\n\n");
-        // -Dbench.only=emulate: only section 4 (a minute instead of several)
-        boolean all = !"emulate".equals(System.getProperty("bench.only"));
+        // -Dbench.only=emulate: only section 4 (a minute instead of several); -Dbench.only=leakcheck: only
+        // section 2's transaction-pool rows for plain pgjdbc, tracked and always (the leak check's cost), and section 3
+        String only = System.getProperty("bench.only", "");
+        boolean all = only.isEmpty();
         if (all) {
             hotPath(full);
             memory();
@@ -47,10 +49,16 @@ public final class RunBenchmarks {
                     .append(bed.endpoints().pgbouncerVersion()).append(" (transaction pool: 3 servers)\n\n");
             EndToEnd.schema(bed);
             if (all) {
-                endToEnd(bed, full);
+                endToEnd(bed, full, false);
                 serverWork(bed);
             }
-            emulate(bed, full);
+            if ("leakcheck".equals(only)) {
+                endToEnd(bed, full, true);
+                serverWork(bed);
+            }
+            if (all || "emulate".equals(only)) {
+                emulate(bed, full);
+            }
         }
         Path out = Paths.get("target", "benchmarks");
         Files.createDirectories(out);
@@ -134,10 +142,13 @@ public final class RunBenchmarks {
         return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 
-    private static void endToEnd(TestBed bed, boolean full) throws Exception {
+    private static void endToEnd(TestBed bed, boolean full, boolean leakCheckOnly) throws Exception {
         long millis = full ? 10_000 : 2_000;
         int reps = full ? 3 : 2;
-        List<Client> clients = List.of(Client.plain(),
+        List<Client> clients = leakCheckOnly
+                ? List.of(Client.plain(), Client.lockHygiene("detect, leakCheck=tracked"),
+                        Client.lockHygiene("detect, leakCheck=always", "lockhygiene.leakCheck=always"))
+                : List.of(Client.plain(),
                 Client.lockHygiene("detect, leakCheck=tracked"),
                 Client.lockHygiene("detect, leakCheck=always", "lockhygiene.leakCheck=always"),
                 Client.lockHygiene("emulate", "lockhygiene.mode=emulate"));
@@ -145,12 +156,18 @@ public final class RunBenchmarks {
                 .append(reps).append(" x ").append(millis / 1000).append(" s per cell\n\n")
                 .append("| route | threads | client | tx/s | ratio | p50 µs | p50 ratio | p99 µs | p99 ratio | errors |\n")
                 .append("|---|---|---|---|---|---|---|---|---|---|\n");
-        for (Route route : List.of(Route.TRANSACTION_POOL, Route.DIRECT)) {
+        // leakcheck: the transaction-pool rows again with the two statements in autocommit (each its own
+        // transaction, which leakCheck=always wraps to check its end)
+        List<Route> routes = leakCheckOnly ? List.of(Route.TRANSACTION_POOL, Route.TRANSACTION_POOL)
+                : List.of(Route.TRANSACTION_POOL, Route.DIRECT);
+        for (int ri = 0; ri < routes.size(); ri++) {
+            Route route = routes.get(ri);
+            boolean autocommit = leakCheckOnly && ri == 1;
             for (int threads : List.of(1, 8, 32)) {
                 Map<String, EndToEnd.Result> sum = new LinkedHashMap<>();
                 for (int rep = 0; rep < reps; rep++) {
                     for (Client client : clients) {
-                        EndToEnd.Result r = EndToEnd.run(bed, route, client, threads, millis);
+                        EndToEnd.Result r = EndToEnd.run(bed, route, client, threads, millis, autocommit);
                         sum.computeIfAbsent(client.label(), k -> new EndToEnd.Result()).add(r);
                     }
                 }
@@ -159,10 +176,10 @@ public final class RunBenchmarks {
                     EndToEnd.Result r = e.getValue();
                     double ratio = r.tps() / base.tps();
                     MD.append(String.format(Locale.ROOT, "| %s | %d | %s | %.0f | %.3f | %.0f | %.3f | %.0f | %.3f | %d |%n",
-                            route.label(), threads, e.getKey(), r.tps(), ratio, r.percentileMicros(0.5),
+                            route.label() + (autocommit ? ", autocommit" : ""), threads, e.getKey(), r.tps(), ratio, r.percentileMicros(0.5),
                             r.percentileMicros(0.5) / base.percentileMicros(0.5), r.percentileMicros(0.99),
                             r.percentileMicros(0.99) / base.percentileMicros(0.99), r.errors));
-                    JSON.put("e2e." + route.name() + "." + threads + "." + e.getKey() + ".ratio", ratio);
+                    JSON.put("e2e." + route.name() + (autocommit ? ".autocommit" : "") + "." + threads + "." + e.getKey() + ".ratio", ratio);
                 }
             }
         }

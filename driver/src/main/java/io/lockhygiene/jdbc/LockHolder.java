@@ -429,7 +429,7 @@ final class LockHolder {
         try {
             if (!c.isClosed() && Pgjdbc.inTransaction(c)) {
                 try (Statement s = c.createStatement()) {
-                    boolean rs = s.execute(LeakCheckSql.LIST + "; " + LeakCheckSql.RELEASE + "; ROLLBACK");
+                    boolean rs = s.execute(LeakCheckSql.LIST_AND_RELEASE + "; ROLLBACK");
                     if (rs) {
                         try (ResultSet r = s.getResultSet()) {
                             while (r.next()) {

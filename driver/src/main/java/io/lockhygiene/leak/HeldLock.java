@@ -31,9 +31,9 @@ public final class HeldLock {
         return count;
     }
 
-    /** One row of {@link LeakCheckSql#LIST} (count 1) or {@link LeakCheckSql#COUNTED_LIST} (times released). */
+    /** One row of {@link LeakCheckSql#LIST} or {@link LeakCheckSql#LIST_AND_RELEASE} (count 1) or {@link LeakCheckSql#COUNTED_LIST} (times released). */
     public static HeldLock fromListing(java.sql.ResultSet row) throws java.sql.SQLException {
-        boolean counted = row.getMetaData().getColumnCount() >= 6;
+        boolean counted = row.getMetaData().getColumnCount() >= 6 && "times".equals(row.getMetaData().getColumnLabel(6));
         return new HeldLock(row.getLong(1), row.getLong(2), row.getInt(3), row.getString(4), row.getInt(5),
                 counted ? row.getInt(6) : 1);
     }
