@@ -1,8 +1,8 @@
 package io.lockhygiene;
 
-import io.lockhygiene.events.Counters;
-import io.lockhygiene.events.Events;
 import io.lockhygiene.events.LockHygieneListener;
+import io.lockhygiene.events.LockHygieneMXBean;
+import io.lockhygiene.internal.events.Events;
 
 /**
  * The small Java API: process-wide counters (also over JMX as {@code io.lockhygiene:type=LockHygiene})
@@ -14,7 +14,7 @@ public final class LockHygiene {
     }
 
     /** Statements seen, flagged, rewritten, rejected; leaks and inherited locks released; failed checks. */
-    public static Counters counters() {
+    public static LockHygieneMXBean counters() {
         return Events.counters();
     }
 

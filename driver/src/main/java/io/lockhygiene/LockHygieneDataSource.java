@@ -10,14 +10,13 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.logging.Logger;
-
 import javax.sql.DataSource;
 
-import io.lockhygiene.jdbc.HolderFactory;
-import io.lockhygiene.jdbc.LockHygieneConnection;
+import io.lockhygiene.internal.jdbc.HolderFactory;
+import io.lockhygiene.internal.jdbc.LockHygieneConnection;
+import io.lockhygiene.internal.settings.SettingsReader;
 import io.lockhygiene.settings.Setting;
 import io.lockhygiene.settings.Settings;
-import io.lockhygiene.settings.SettingsReader;
 
 /**
  * Wraps any DataSource of pgjdbc connections (a HikariCP pool, a {@code PGSimpleDataSource}) so that

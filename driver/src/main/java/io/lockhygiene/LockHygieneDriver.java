@@ -12,11 +12,11 @@ import java.util.List;
 import java.util.Properties;
 import java.util.logging.Logger;
 
-import io.lockhygiene.jdbc.LockHygieneConnection;
-import io.lockhygiene.settings.ConnectionUrl;
+import io.lockhygiene.internal.jdbc.LockHygieneConnection;
+import io.lockhygiene.internal.settings.ConnectionUrl;
+import io.lockhygiene.internal.settings.SettingsReader;
 import io.lockhygiene.settings.Setting;
 import io.lockhygiene.settings.Settings;
-import io.lockhygiene.settings.SettingsReader;
 
 /**
  * The JDBC driver for {@code jdbc:lockhygiene:postgresql:} URLs; for Spring Boot's
@@ -67,7 +67,7 @@ public final class LockHygieneDriver implements Driver {
         // emulate's lock holder connects the same way, so through the same pooler
         // one lock holder per process and place (URL and user)
         String endpoint = ConnectionUrl.redact(parsed.targetUrl()) + " (user " + pgProps.getProperty("user") + ")";
-        return LockHygieneConnection.wrap(raw, settings, io.lockhygiene.jdbc.HolderFactory.of(endpoint, false, () -> {
+        return LockHygieneConnection.wrap(raw, settings, io.lockhygiene.internal.jdbc.HolderFactory.of(endpoint, false, () -> {
             CONNECTING.set(Boolean.TRUE); // a holder stays raw, also under the agent
             try {
                 return pgjdbc.connect(parsed.targetUrl(), pgProps);

@@ -5,9 +5,9 @@ import java.sql.Driver;
 import java.util.Properties;
 
 import io.lockhygiene.LockHygieneDriver;
-import io.lockhygiene.jdbc.HolderFactory;
-import io.lockhygiene.jdbc.LockHygieneConnection;
-import io.lockhygiene.log.Log;
+import io.lockhygiene.internal.jdbc.HolderFactory;
+import io.lockhygiene.internal.jdbc.LockHygieneConnection;
+import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.settings.Settings;
 
 /**
@@ -38,7 +38,7 @@ public final class AgentHooks {
             if (connection.isWrapperFor(LockHygieneConnection.class)) {
                 return connection;
             }
-            String endpoint = io.lockhygiene.settings.ConnectionUrl.redact(url) + " (user "
+            String endpoint = io.lockhygiene.internal.settings.ConnectionUrl.redact(url) + " (user "
                     + (info == null ? null : info.getProperty("user")) + ")";
             HolderFactory holders = HolderFactory.of(endpoint, false, openedByPool(), () -> {
                 OPENING_HOLDER.set(Boolean.TRUE);

@@ -4,9 +4,9 @@ package io.lockhygiene.agent;
 import java.lang.instrument.Instrumentation;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import io.lockhygiene.log.Log;
+import io.lockhygiene.internal.log.Log;
+import io.lockhygiene.internal.settings.SettingsReader;
 import io.lockhygiene.settings.Settings;
-import io.lockhygiene.settings.SettingsReader;
 
 /**
  * {@code java -javaagent:lockhygiene-agent.jar[=mode=emulate,poolMode=transaction] -jar service.jar}, or
@@ -43,7 +43,7 @@ public final class LockHygieneAgent {
             return;
         }
         AgentHooks.install(settings);
-        io.lockhygiene.events.ProcessReports.installOnce(new java.util.function.Function<String, String>() {
+        io.lockhygiene.internal.events.ProcessReports.installOnce(new java.util.function.Function<String, String>() {
             @Override
             public String apply(String key) { // not a lambda: see Env
                 return options.get(key);

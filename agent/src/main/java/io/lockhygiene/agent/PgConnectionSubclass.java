@@ -5,13 +5,15 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.sql.Connection;
 
-import io.lockhygiene.jdbc.HolderFactory;
-import io.lockhygiene.jdbc.LockHygieneConnection;
-import io.lockhygiene.settings.Settings;
 import net.bytebuddy.jar.asm.ClassWriter;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
 import net.bytebuddy.jar.asm.Type;
+
+import io.lockhygiene.internal.jdbc.GeneratedConnection;
+import io.lockhygiene.internal.jdbc.HolderFactory;
+import io.lockhygiene.internal.jdbc.LockHygieneConnection;
+import io.lockhygiene.settings.Settings;
 
 /**
  * The agent's guarded connection also implements pgjdbc's {@code PGConnection}, so service code that
@@ -22,7 +24,7 @@ import net.bytebuddy.jar.asm.Type;
  */
 final class PgConnectionSubclass {
     private static final String NAME = "io/lockhygiene/agent/generated/LockHygienePGConnection";
-    private static final String SUPER = Type.getInternalName(LockHygieneConnection.class);
+    private static final String SUPER = Type.getInternalName(GeneratedConnection.class);
     private static final String CTOR = Type.getConstructorDescriptor(constructorOfSuper());
     /**
      * The generated subclass's constructor per PGConnection interface, kept with that interface (a
@@ -55,7 +57,7 @@ final class PgConnectionSubclass {
 
     private static Constructor<?> constructorOfSuper() {
         try {
-            return LockHygieneConnection.class.getDeclaredConstructor(Connection.class, Settings.class, HolderFactory.class);
+            return GeneratedConnection.class.getDeclaredConstructor(Connection.class, Settings.class, HolderFactory.class);
         } catch (NoSuchMethodException e) {
             throw new IllegalStateException(e);
         }
@@ -114,10 +116,10 @@ final class PgConnectionSubclass {
         }
     }
 
-    /** java.sql.Connection methods PGConnection may redeclare are LockHygieneConnection's already. */
+    /** java.sql.Connection methods PGConnection may redeclare are implemented by GeneratedConnection (LockHygieneConnection and its generated leaf) already. */
     private static boolean alreadyImplemented(Method m) {
         try {
-            Method ours = LockHygieneConnection.class.getMethod(m.getName(), m.getParameterTypes());
+            Method ours = GeneratedConnection.class.getMethod(m.getName(), m.getParameterTypes());
             return !Modifier.isAbstract(ours.getModifiers());
         } catch (NoSuchMethodException e) {
             return false;

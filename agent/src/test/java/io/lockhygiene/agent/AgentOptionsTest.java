@@ -1,14 +1,12 @@
 package io.lockhygiene.agent;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class AgentOptionsTest {
 
@@ -28,16 +26,5 @@ class AgentOptionsTest {
         assertTrue(PgjdbcTransformer.isTarget("com/zaxxer/hikari/pool/ProxyConnection"));
         assertTrue(PgjdbcTransformer.isTarget("org/apache/commons/dbcp2/PoolableConnection"));
         assertEquals(false, PgjdbcTransformer.isTarget("org/postgresql/jdbc/PgConnection"));
-    }
-
-    @Test
-    void cliHelpAndUsageErrors() {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        assertEquals(0, Cli.run(new String[] {"--help"}, new PrintStream(out), new PrintStream(err)));
-        assertTrue(out.toString().contains("attach PID"));
-        assertEquals(2, Cli.run(new String[] {"bogus"}, new PrintStream(out), new PrintStream(err)));
-        assertEquals(2, Cli.run(new String[] {"attach"}, new PrintStream(out), new PrintStream(err)));
-        assertEquals(0, Cli.run(new String[] {"attach", "--help"}, new PrintStream(out), new PrintStream(err)));
     }
 }

@@ -14,15 +14,16 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-import io.lockhygiene.it.bed.Route;
-import io.lockhygiene.it.bed.TestBed;
-import io.lockhygiene.it.demo.Client;
-import io.lockhygiene.it.demo.WorkersScenario;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.options.Options;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
+
+import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.demo.Client;
+import io.lockhygiene.it.demo.WorkersScenario;
 
 /**
  * Every figure of the benchmarks issue in one run: {@code quick} (a few minutes) or {@code full}. Writes
@@ -70,7 +71,7 @@ public final class RunBenchmarks {
 
     private static void hotPath(boolean full) throws Exception {
         Options opts = new OptionsBuilder()
-                .include(io.lockhygiene.jdbc.HotPathBenchmark.class.getName())
+                .include(io.lockhygiene.internal.jdbc.HotPathBenchmark.class.getName())
                 .forks(1)
                 .warmupIterations(full ? 5 : 2).warmupTime(TimeValue.seconds(1))
                 .measurementIterations(full ? 10 : 3).measurementTime(TimeValue.seconds(1))
@@ -107,8 +108,8 @@ public final class RunBenchmarks {
     }
 
     private static void memory() throws Exception {
-        java.lang.reflect.Method wrap = io.lockhygiene.jdbc.LockHygieneConnection.class.getMethod("wrap",
-                Connection.class, io.lockhygiene.settings.Settings.class, io.lockhygiene.jdbc.HolderFactory.class);
+        java.lang.reflect.Method wrap = io.lockhygiene.internal.jdbc.LockHygieneConnection.class.getMethod("wrap",
+                Connection.class, io.lockhygiene.settings.Settings.class, io.lockhygiene.internal.jdbc.HolderFactory.class);
         Connection raw = (Connection) java.lang.reflect.Proxy.newProxyInstance(RunBenchmarks.class.getClassLoader(),
                 new Class<?>[] {Connection.class}, (p, m, a) -> "createStatement".equals(m.getName())
                         ? new NoopStatement((Connection) p) : m.getReturnType() == boolean.class

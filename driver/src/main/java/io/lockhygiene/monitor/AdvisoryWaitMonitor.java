@@ -17,12 +17,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-
 import javax.management.ObjectName;
 import javax.sql.DataSource;
 
-import io.lockhygiene.leak.HeldLock;
-import io.lockhygiene.log.Log;
+import io.lockhygiene.internal.leak.HeldLock;
+import io.lockhygiene.internal.leak.PgLocks;
+import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.settings.Settings;
 
 /**
@@ -202,19 +202,7 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
                     since = "wa.query_start"; // pg_locks.waitstart is new in PostgreSQL 14
                 }
             }
-            String sql = "SELECT w.pid, h.pid, w.classid::bigint, w.objid::bigint, w.objsubid, w.mode,"
-                    + " (extract(epoch FROM (clock_timestamp() - " + since + ")) * 1000)::bigint,"
-                    + " wa.state, wa.wait_event_type, wa.wait_event, wa.query, ha.query"
-                    + " FROM pg_catalog.pg_locks w"
-                    + " JOIN pg_catalog.pg_stat_activity wa ON wa.pid = w.pid"
-                    + " JOIN pg_catalog.pg_locks h ON h.locktype = 'advisory' AND h.granted AND h.pid <> w.pid"
-                    + " AND h.database IS NOT DISTINCT FROM w.database AND h.classid = w.classid"
-                    + " AND h.objid = w.objid AND h.objsubid = w.objsubid"
-                    + " LEFT JOIN pg_catalog.pg_stat_activity ha ON ha.pid = h.pid"
-                    + " WHERE w.locktype = 'advisory' AND NOT w.granted"
-                    + " AND " + since + " < clock_timestamp() - (? * interval '1 millisecond')"
-                    + (classId != null ? " AND w.classid = ?::oid" : "")
-                    + " ORDER BY 7 DESC";
+            String sql = PgLocks.waitsLongerThan(since, classId != null);
             try (PreparedStatement ps = c.prepareStatement(sql)) {
                 ps.setLong(1, threshold.toMillis());
                 if (classId != null) {
@@ -222,8 +210,8 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
                 }
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        HeldLock lock = new HeldLock(rs.getLong(3), rs.getLong(4), rs.getInt(5), rs.getString(6), rs.getInt(1));
-                        waits.add(new AdvisoryWait(rs.getInt(1), rs.getInt(2), lock.key(), rs.getString(6), rs.getLong(7),
+                        HeldLock lock = HeldLock.fromListing(rs);
+                        waits.add(new AdvisoryWait(lock.backendPid(), rs.getInt(6), lock.key(), lock.mode(), rs.getLong(7),
                                 rs.getString(8), rs.getString(9), rs.getString(10), logSql.cut(rs.getString(11)),
                                 logSql.cut(rs.getString(12))));
                     }

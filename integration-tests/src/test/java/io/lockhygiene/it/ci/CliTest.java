@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import io.lockhygiene.it.bed.PlantedWait;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
@@ -77,37 +78,21 @@ class CliTest {
     @Test
     void monitorAndDoctorFindAPlantedWait() throws Exception {
         long key = 995_002;
-        try (Connection holder = bed.connect(Route.DIRECT); Connection waiter = bed.connect(Route.DIRECT);
-             Statement h = holder.createStatement()) {
-            int holderPid = pid(holder);
-            int waiterPid = pid(waiter);
-            h.execute("SELECT pg_advisory_lock(" + key + ")");
-            Thread blocked = new Thread(() -> {
-                try (Statement w = waiter.createStatement()) {
-                    w.execute("SELECT pg_advisory_lock(" + key + ")");
-                    w.execute("SELECT pg_advisory_unlock(" + key + ")");
-                } catch (SQLException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
-            blocked.start();
-            try {
-                String[] under = db("monitor", Route.TRANSACTION_POOL, "--once", "--threshold", "60s");
-                assertEquals("0", under[0], under[1] + under[2]);
-                Thread.sleep(1_200);
-                String[] once = db("monitor", Route.TRANSACTION_POOL, "--once", "--threshold", "1s", "--json");
-                assertEquals("1", once[0], once[1] + once[2]);
-                assertTrue(once[1].contains("\"blockedPid\":" + waiterPid + ",\"blockingPid\":" + holderPid
-                        + ",\"key\":\"" + key + "\""), once[1]);
-                String[] filtered = db("monitor", Route.DIRECT, "--once", "--threshold", "1s", "--classid", "77");
-                assertEquals("0", filtered[0], filtered[1]);
-                String[] doctor = db("doctor", Route.DIRECT, "--threshold", "1s");
-                assertEquals("1", doctor[0], doctor[1]);
-                assertTrue(doctor[1].contains("backend " + waiterPid + " waits"), doctor[1]);
-            } finally {
-                h.execute("SELECT pg_advisory_unlock(" + key + ")");
-                blocked.join(10_000);
-            }
+        try (PlantedWait planted = new PlantedWait(bed, Long.toString(key), "")) {
+            int holderPid = planted.holderPid;
+            int waiterPid = planted.waiterPid;
+            String[] under = db("monitor", Route.TRANSACTION_POOL, "--once", "--threshold", "60s");
+            assertEquals("0", under[0], under[1] + under[2]);
+            Thread.sleep(1_200);
+            String[] once = db("monitor", Route.TRANSACTION_POOL, "--once", "--threshold", "1s", "--json");
+            assertEquals("1", once[0], once[1] + once[2]);
+            assertTrue(once[1].contains("\"blockedPid\":" + waiterPid + ",\"blockingPid\":" + holderPid
+                    + ",\"key\":\"" + key + "\""), once[1]);
+            String[] filtered = db("monitor", Route.DIRECT, "--once", "--threshold", "1s", "--classid", "77");
+            assertEquals("0", filtered[0], filtered[1]);
+            String[] doctor = db("doctor", Route.DIRECT, "--threshold", "1s");
+            assertEquals("1", doctor[0], doctor[1]);
+            assertTrue(doctor[1].contains("backend " + waiterPid + " waits"), doctor[1]);
         }
     }
 
@@ -122,12 +107,5 @@ class CliTest {
         assertEquals("2", cli("bogus")[0]);
         String[] unreachable = cli("doctor", "--url", "jdbc:postgresql://127.0.0.1:1/x", "--pgjdbc", PGJDBC);
         assertEquals("2", unreachable[0], unreachable[1]);
-    }
-
-    private static int pid(Connection c) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
-            rs.next();
-            return rs.getInt(1);
-        }
     }
 }

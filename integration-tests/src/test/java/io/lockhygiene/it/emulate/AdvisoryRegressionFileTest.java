@@ -16,7 +16,7 @@ import java.util.List;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
-import io.lockhygiene.sql.SqlScanner;
+import io.lockhygiene.internal.sql.SqlScanner;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;

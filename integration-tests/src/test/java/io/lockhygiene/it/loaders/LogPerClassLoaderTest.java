@@ -53,7 +53,7 @@ class LogPerClassLoaderTest {
         assertTrue(driver.length > 0, "the driver's classes are on the test class path");
         try (URLClassLoader appA = application(a); URLClassLoader appB = application(b);
              URLClassLoader ours = new URLClassLoader(driver, ClassLoader.getPlatformClassLoader())) {
-            Method warn = ours.loadClass("io.lockhygiene.log.Log").getMethod("warn", String.class, Object[].class);
+            Method warn = ours.loadClass("io.lockhygiene.internal.log.Log").getMethod("warn", String.class, Object[].class);
             Thread me = Thread.currentThread();
             ClassLoader before = me.getContextClassLoader();
             try {

@@ -19,8 +19,8 @@ import io.lockhygiene.events.EventType;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
-import io.lockhygiene.sql.ScanResult;
-import io.lockhygiene.sql.SqlScanner;
+import io.lockhygiene.internal.sql.ScanResult;
+import io.lockhygiene.internal.sql.SqlScanner;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.management.ObjectName;
 
+import io.lockhygiene.it.bed.PlantedWait;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
@@ -29,30 +30,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class WaitMonitorTest {
     private final TestBed bed = TestBed.shared();
 
-    private static int pid(Connection c) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
-            rs.next();
-            return rs.getInt(1);
-        }
-    }
-
     @Test
     void reportsABlockedBackendOncePerEpisodeAndNothingUnderTheThreshold() throws Exception {
         long key = 980_001;
-        try (Connection holder = bed.connect(Route.DIRECT); Connection waiter = bed.connect(Route.DIRECT);
-             Statement h = holder.createStatement()) {
-            int holderPid = pid(holder);
-            int waiterPid = pid(waiter);
-            h.execute("SELECT pg_advisory_lock(" + key + ")");
-            Thread blocked = new Thread(() -> {
-                try (Statement w = waiter.createStatement()) {
-                    w.execute("SELECT pg_advisory_lock(" + key + ") /* the waiting job */");
-                    w.execute("SELECT pg_advisory_unlock(" + key + ")");
-                } catch (SQLException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
-            blocked.start();
+        try (PlantedWait planted = new PlantedWait(bed, Long.toString(key), " /* the waiting job */")) {
+            int holderPid = planted.holderPid;
+            int waiterPid = planted.waiterPid;
             Properties credentials = bed.credentials();
             try (AdvisoryWaitMonitor monitor = AdvisoryWaitMonitor
                     .forUrl(bed.url(Route.TRANSACTION_POOL), credentials)
@@ -73,8 +56,7 @@ class WaitMonitorTest {
                 monitor.poll();
                 assertEquals(1, monitor.getEpisodesReported(), "one WARN per episode, not per poll");
                 assertEquals(1, monitor.getCurrentWaits());
-                h.execute("SELECT pg_advisory_unlock(" + key + ")");
-                blocked.join(10_000);
+                planted.release();
                 assertEquals(List.of(), monitor.poll());
                 assertEquals(0, monitor.getCurrentWaits());
             }
@@ -83,18 +65,7 @@ class WaitMonitorTest {
 
     @Test
     void classIdFilterAndJmx() throws Exception {
-        try (Connection holder = bed.connect(Route.DIRECT); Connection waiter = bed.connect(Route.DIRECT);
-             Statement h = holder.createStatement()) {
-            h.execute("SELECT pg_advisory_lock(4711, 9)");
-            Thread blocked = new Thread(() -> {
-                try (Statement w = waiter.createStatement()) {
-                    w.execute("SELECT pg_advisory_lock(4711, 9)");
-                    w.execute("SELECT pg_advisory_unlock(4711, 9)");
-                } catch (SQLException e) {
-                    throw new IllegalStateException(e);
-                }
-            });
-            blocked.start();
+        try (PlantedWait planted = new PlantedWait(bed, "4711, 9", "")) {
             Thread.sleep(400);
             try (AdvisoryWaitMonitor other = AdvisoryWaitMonitor.forUrl(bed.url(Route.DIRECT), bed.credentials())
                     .threshold(Duration.ofMillis(100)).classId(1234).name("other").build();
@@ -109,9 +80,6 @@ class WaitMonitorTest {
                 }
                 assertEquals(1, current);
                 assertEquals("(4711, 9)", mine.poll().get(0).key());
-            } finally {
-                h.execute("SELECT pg_advisory_unlock(4711, 9)");
-                blocked.join(10_000);
             }
         }
     }

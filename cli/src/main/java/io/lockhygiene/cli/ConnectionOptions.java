@@ -1,0 +1,26 @@
+package io.lockhygiene.cli;
+
+import java.sql.SQLException;
+
+import picocli.CommandLine.Option;
+
+/** How doctor and monitor reach the database (see {@link Database}). */
+final class ConnectionOptions {
+    @Option(names = "--url", required = true, paramLabel = "JDBC_URL",
+            description = "the database (jdbc:postgresql: or jdbc:lockhygiene:postgresql:)")
+    String url;
+
+    @Option(names = "--user", paramLabel = "U", description = "user (or in the URL, or PGUSER)")
+    String user;
+
+    @Option(names = "--password", paramLabel = "P", description = "password (or in the URL, or PGPASSWORD)")
+    String password;
+
+    @Option(names = "--pgjdbc", paramLabel = "JAR", description = "pgjdbc to connect with (default: LOCKHYGIENE_PGJDBC,"
+            + " the class path, next to the agent jar, or the newest in ~/.m2)")
+    String pgjdbc;
+
+    Database open() throws SQLException {
+        return Database.from(url, user, password, pgjdbc);
+    }
+}

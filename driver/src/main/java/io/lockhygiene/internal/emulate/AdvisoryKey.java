@@ -1,0 +1,72 @@
+package io.lockhygiene.internal.emulate;
+
+/**
+ * An advisory lock key as PostgreSQL tells keys apart: the one-bigint space ({@code pg_advisory_lock(k)})
+ * and the two-int space ({@code pg_advisory_lock(a, b)}) never meet, even for equal numbers.
+ */
+public final class AdvisoryKey {
+    private final boolean pair;
+    private final long value;
+
+    private AdvisoryKey(boolean pair, long value) {
+        this.pair = pair;
+        this.value = value;
+    }
+
+    public static AdvisoryKey bigint(long key) {
+        return new AdvisoryKey(false, key);
+    }
+
+    public static AdvisoryKey pair(int first, int second) {
+        return new AdvisoryKey(true, ((long) first << 32) | (second & 0xFFFFFFFFL));
+    }
+
+    public boolean isPair() {
+        return pair;
+    }
+
+    public long bigintValue() {
+        return value;
+    }
+
+    public int first() {
+        return (int) (value >> 32);
+    }
+
+    public int second() {
+        return (int) value;
+    }
+
+    /** The arguments of a function call on this key, as SQL literals. */
+    public String sqlArguments() {
+        return pair ? first() + ", " + second() : Long.toString(value);
+    }
+
+    /** pg_locks' classid, objid, objsubid for this key. */
+    public long classid() {
+        return pair ? first() & 0xFFFFFFFFL : (value >>> 32);
+    }
+
+    public long objid() {
+        return pair ? second() & 0xFFFFFFFFL : (value & 0xFFFFFFFFL);
+    }
+
+    public int objsubid() {
+        return pair ? 2 : 1;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof AdvisoryKey && ((AdvisoryKey) o).pair == pair && ((AdvisoryKey) o).value == value;
+    }
+
+    @Override
+    public int hashCode() {
+        return Long.hashCode(value) * 31 + (pair ? 1 : 0);
+    }
+
+    @Override
+    public String toString() {
+        return sqlArguments();
+    }
+}

@@ -1,0 +1,75 @@
+package io.lockhygiene.internal.events;
+
+import java.lang.management.ManagementFactory;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import io.lockhygiene.events.LockHygieneEvent;
+import io.lockhygiene.events.LockHygieneListener;
+import io.lockhygiene.internal.log.Log;
+
+
+/** The process-wide event hub: counters, listeners and the JMX registration. */
+public final class Events {
+    public static final String MBEAN_NAME = "io.lockhygiene:type=LockHygiene";
+    private static final Counters COUNTERS = new Counters();
+    private static final CopyOnWriteArrayList<LockHygieneListener> LISTENERS = new CopyOnWriteArrayList<>();
+    private static final AtomicBoolean JMX_REGISTERED = new AtomicBoolean();
+
+    private Events() {
+    }
+
+    public static Counters counters() {
+        return COUNTERS;
+    }
+
+    public static void addListener(LockHygieneListener listener) {
+        LISTENERS.add(listener);
+    }
+
+    public static void removeListener(LockHygieneListener listener) {
+        LISTENERS.remove(listener);
+    }
+
+    /** Counts the event and hands it to every listener; a failing listener is logged, never thrown. */
+    public static void publish(LockHygieneEvent event) {
+        COUNTERS.count(event.type());
+        for (LockHygieneListener l : LISTENERS) {
+            try {
+                l.onEvent(event);
+            } catch (RuntimeException e) {
+                Log.warn("LockHygiene event listener {} failed on {}: {}", l, event.type(), e.toString());
+            }
+        }
+    }
+
+    /**
+     * The process-wide parts, once per class loader: the report file and exit hook (ProcessReports), and
+     * the MXBean, registered off the caller's thread: starting the platform MBean server costs a few
+     * hundred milliseconds, which must not delay an application's first query. Failure (a second copy, a
+     * locked-down JVM) is DEBUG.
+     */
+    public static void installProcessWideOnce() {
+        if (!JMX_REGISTERED.compareAndSet(false, true)) {
+            return;
+        }
+        ProcessReports.installOnce();
+        Thread t = new Thread(Events::registerMBean, "lockhygiene-jmx-registration");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private static void registerMBean() {
+        try {
+            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+            ObjectName name = new ObjectName(MBEAN_NAME);
+            if (!server.isRegistered(name)) {
+                server.registerMBean(COUNTERS, name);
+            }
+        } catch (Exception | LinkageError e) {
+            Log.debug("LockHygiene MBean not registered: {}", e.toString());
+        }
+    }
+}

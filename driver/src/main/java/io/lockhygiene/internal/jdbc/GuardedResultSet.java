@@ -1,0 +1,39 @@
+package io.lockhygiene.internal.jdbc;
+
+import java.sql.ResultSet;
+import java.sql.Statement;
+
+import io.lockhygiene.build.Forwarding;
+
+/** A ResultSet whose getStatement() is the application's (wrapped) statement. */
+@Forwarding(leaf = "GeneratedResultSet")
+abstract class GuardedResultSet implements ResultSet {
+    protected final ResultSet delegate;
+    private final Statement owner;
+
+    GuardedResultSet(ResultSet delegate, Statement owner) {
+        this.delegate = delegate;
+        this.owner = owner;
+    }
+
+    @Override
+    public Statement getStatement() {
+        return owner;
+    }
+
+
+    @Override
+    public String toString() {
+        return delegate.toString();
+    }
+
+    @Override
+    public <U> U unwrap(Class<U> iface) throws java.sql.SQLException {
+        return Wrappers.unwrap(this, delegate, iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws java.sql.SQLException {
+        return Wrappers.isWrapperFor(this, delegate, iface);
+    }
+}

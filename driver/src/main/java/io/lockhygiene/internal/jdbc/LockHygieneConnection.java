@@ -1,0 +1,244 @@
+package io.lockhygiene.internal.jdbc;
+
+import java.sql.CallableStatement;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.sql.Statement;
+import java.util.concurrent.Executor;
+
+import io.lockhygiene.build.Forwarding;
+import io.lockhygiene.settings.Settings;
+
+/**
+ * The application's view of a pgjdbc connection under LockHygiene. Statements it creates are guarded;
+ * commit and rollback carry the leak check when it is due; close is the return event. Everything else
+ * is pgjdbc's: {@code unwrap(PGConnection.class)} reaches it.
+ */
+@Forwarding(leaf = "GeneratedConnection", extensible = true)
+public abstract class LockHygieneConnection implements Connection {
+    protected final Connection delegate;
+    final ConnectionGuard guard;
+
+    /**
+     * For the agent, which subclasses this at run time to add pgjdbc's {@code PGConnection} interface (so
+     * that casts keep working) in the class loader that has pgjdbc. Applications use {@link #wrap}.
+     */
+    protected LockHygieneConnection(Connection delegate, Settings settings, HolderFactory holderFactory) {
+        this.delegate = delegate;
+        this.guard = new ConnectionGuard(delegate, settings, holderFactory);
+    }
+
+    /** The pgjdbc connection underneath, for the agent's generated PGConnection methods. */
+    public final Connection pgDelegate() {
+        return delegate;
+    }
+
+    /**
+     * emulate with a holder that borrows from the application's own pool: its connection is taken before
+     * the application's (see {@link SharedHolder#reserve}).
+     */
+    public static void reserveHolder(Settings settings, HolderFactory holderFactory) throws SQLException {
+        if (settings.mode() == Settings.Mode.EMULATE && holderFactory.pooled()) {
+            SharedHolder.reserve(holderFactory);
+        }
+    }
+
+    /**
+     * Wraps a pgjdbc connection, unless it is already one of ours (a pool of our connections behind our
+     * DataSource, say): work is never done twice.
+     *
+     * @param holderFactory opens another connection to the same place, for emulate's lock holder; may be
+     *                      null, and then emulate falls back to detect
+     */
+    public static Connection wrap(Connection pgConnection, Settings settings, HolderFactory holderFactory)
+            throws SQLException {
+        if (pgConnection.isWrapperFor(LockHygieneConnection.class)) {
+            return pgConnection;
+        }
+        String refusal = io.lockhygiene.internal.lint.SkipLockedLint.checkAtConnect(settings.skipLocked(),
+                io.lockhygiene.internal.lint.SkipLockedLint.parserAvailable());
+        if (refusal != null) {
+            try {
+                pgConnection.close();
+            } catch (SQLException | RuntimeException ignored) {
+                // refused anyway; the refusal is what the application must see
+            }
+            throw new SQLException("LockHygiene refused the connection: " + refusal, "HY024");
+        }
+        return new GeneratedConnection(pgConnection, settings, holderFactory);
+    }
+
+    /** The settings this connection resolved at connect time. */
+    public Settings settings() {
+        return guard.settings();
+    }
+
+    /**
+     * The return event of a connection pool (the DataSource wrapper's close, the agent's pool hooks): the
+     * return leak check, and emulate's holder lets go of what it still holds (reported). Never throws.
+     */
+    public void checkOnReturn() {
+        guard.onReturn();
+    }
+
+    @Override
+    public Statement createStatement() throws SQLException {
+        return new GeneratedStatement<>(delegate.createStatement(), this);
+    }
+
+    @Override
+    public Statement createStatement(int resultSetType, int resultSetConcurrency) throws SQLException {
+        return new GeneratedStatement<>(delegate.createStatement(resultSetType, resultSetConcurrency), this);
+    }
+
+    @Override
+    public Statement createStatement(int resultSetType, int resultSetConcurrency, int resultSetHoldability)
+            throws SQLException {
+        return new GeneratedStatement<>(delegate.createStatement(resultSetType, resultSetConcurrency, resultSetHoldability), this);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql) throws SQLException {
+        StatementPlan plan = guard.plan(sql);
+        return new GeneratedPreparedStatement<>(target(plan).prepareStatement(plan.sent), this, plan);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, int resultSetType, int resultSetConcurrency)
+            throws SQLException {
+        StatementPlan plan = guard.plan(sql);
+        return new GeneratedPreparedStatement<>(target(plan).prepareStatement(plan.sent, resultSetType, resultSetConcurrency),
+                this, plan);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, int resultSetType, int resultSetConcurrency,
+                                              int resultSetHoldability) throws SQLException {
+        StatementPlan plan = guard.plan(sql);
+        return new GeneratedPreparedStatement<>(target(plan).prepareStatement(plan.sent, resultSetType, resultSetConcurrency,
+                resultSetHoldability), this, plan);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, int autoGeneratedKeys) throws SQLException {
+        StatementPlan plan = guard.plan(sql);
+        return new GeneratedPreparedStatement<>(target(plan).prepareStatement(plan.sent, autoGeneratedKeys), this, plan);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, int[] columnIndexes) throws SQLException {
+        StatementPlan plan = guard.plan(sql);
+        return new GeneratedPreparedStatement<>(target(plan).prepareStatement(plan.sent, columnIndexes), this, plan);
+    }
+
+    @Override
+    public PreparedStatement prepareStatement(String sql, String[] columnNames) throws SQLException {
+        StatementPlan plan = guard.plan(sql);
+        return new GeneratedPreparedStatement<>(target(plan).prepareStatement(plan.sent, columnNames), this, plan);
+    }
+
+    @Override
+    public CallableStatement prepareCall(String sql) throws SQLException {
+        StatementPlan plan = guard.plan(sql, false);
+        return new GeneratedCallableStatement(target(plan).prepareCall(plan.sent), this, plan);
+    }
+
+    @Override
+    public CallableStatement prepareCall(String sql, int resultSetType, int resultSetConcurrency) throws SQLException {
+        StatementPlan plan = guard.plan(sql, false);
+        return new GeneratedCallableStatement(target(plan).prepareCall(plan.sent, resultSetType, resultSetConcurrency), this, plan);
+    }
+
+    @Override
+    public CallableStatement prepareCall(String sql, int resultSetType, int resultSetConcurrency,
+                                         int resultSetHoldability) throws SQLException {
+        StatementPlan plan = guard.plan(sql, false);
+        return new GeneratedCallableStatement(target(plan).prepareCall(plan.sent, resultSetType, resultSetConcurrency,
+                resultSetHoldability), this, plan);
+    }
+
+    /** Emulated statements are prepared on the lock holder; all others on the application's connection. */
+    private Connection target(StatementPlan plan) throws SQLException {
+        return plan.emulated != null ? guard.holderConnection() : delegate;
+    }
+
+    @Override
+    public void setAutoCommit(boolean autoCommit) throws SQLException {
+        if (autoCommit && !delegate.getAutoCommit()) {
+            guard.commit(); // switching autocommit on commits: the same transaction end as commit()
+        }
+        delegate.setAutoCommit(autoCommit);
+    }
+
+    @Override
+    public void commit() throws SQLException {
+        guard.commit();
+    }
+
+    @Override
+    public void rollback() throws SQLException {
+        guard.rollback();
+    }
+
+    @Override
+    public Savepoint setSavepoint() throws SQLException {
+        Savepoint sp = delegate.setSavepoint();
+        guard.followSavepoint(io.lockhygiene.internal.sql.TransactionControl.Kind.SAVEPOINT, sp);
+        return sp;
+    }
+
+    @Override
+    public Savepoint setSavepoint(String name) throws SQLException {
+        Savepoint sp = delegate.setSavepoint(name);
+        guard.followSavepoint(io.lockhygiene.internal.sql.TransactionControl.Kind.SAVEPOINT, sp);
+        return sp;
+    }
+
+    @Override
+    public void rollback(Savepoint savepoint) throws SQLException {
+        delegate.rollback(savepoint); // not a transaction end
+        guard.followSavepoint(io.lockhygiene.internal.sql.TransactionControl.Kind.ROLLBACK_TO, savepoint);
+    }
+
+    @Override
+    public void releaseSavepoint(Savepoint savepoint) throws SQLException {
+        delegate.releaseSavepoint(savepoint);
+        guard.followSavepoint(io.lockhygiene.internal.sql.TransactionControl.Kind.RELEASE, savepoint);
+    }
+
+    @Override
+    public void close() throws SQLException {
+        guard.onClose();
+        delegate.close();
+    }
+
+    @Override
+    public void abort(Executor executor) throws SQLException {
+        guard.onAbort(executor);
+        delegate.abort(executor);
+    }
+
+    @Override
+    public DatabaseMetaData getMetaData() throws SQLException {
+        return new GeneratedMetaData(delegate.getMetaData(), this);
+    }
+
+
+    @Override
+    public String toString() {
+        return "LockHygiene[" + guard.id() + ", " + delegate + "]";
+    }
+
+    @Override
+    public <U> U unwrap(Class<U> iface) throws java.sql.SQLException {
+        return Wrappers.unwrap(this, delegate, iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws java.sql.SQLException {
+        return Wrappers.isWrapperFor(this, delegate, iface);
+    }
+}

@@ -1,0 +1,54 @@
+package io.lockhygiene.internal.lint;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The unique keys of a table from the catalog: its primary key, unique constraints and unique indexes
+ * (without a predicate or expressions), each as the set of its column names. The table text is resolved
+ * by the server ({@code to_regclass}), with the connection's search_path.
+ */
+public final class KeyCatalog {
+    static final String SQL = "SELECT array_agg(a.attname::text ORDER BY k.ord)"
+            + " FROM pg_catalog.pg_index i"
+            + " CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)"
+            + " JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum"
+            + " WHERE i.indrelid = pg_catalog.to_regclass(?) AND i.indisunique AND i.indpred IS NULL"
+            + " AND i.indexprs IS NULL GROUP BY i.indexrelid";
+
+    private KeyCatalog() {
+    }
+
+    /** Empty when the table has no unique key, or is unknown to the server. */
+    public static List<Set<String>> uniqueKeys(Connection c, String table) throws SQLException {
+        List<Set<String>> keys = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(SQL)) {
+            ps.setString(1, table);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    Array a = rs.getArray(1);
+                    keys.add(new LinkedHashSet<>(Arrays.asList((String[]) a.getArray())));
+                }
+            }
+        }
+        return keys;
+    }
+
+    /** The first key all of whose columns are pinned, or null. */
+    public static Set<String> coveredKey(List<Set<String>> keys, Set<String> pinned) {
+        for (Set<String> key : keys) {
+            if (!key.isEmpty() && pinned.containsAll(key)) {
+                return key;
+            }
+        }
+        return null;
+    }
+}

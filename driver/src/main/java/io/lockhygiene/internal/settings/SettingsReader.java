@@ -1,0 +1,126 @@
+package io.lockhygiene.internal.settings;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.function.Function;
+
+import io.lockhygiene.settings.Setting;
+import io.lockhygiene.settings.Settings;
+
+/**
+ * Resolves {@link Settings}, highest first: the connection's own keys (URL query parameters, then
+ * {@code connect()} Properties), system properties {@code lockhygiene.*}, environment variables
+ * {@code LOCKHYGIENE_*}, defaults. An unknown {@code lockhygiene.*} key or a bad value is an error that
+ * names the key, the value and what is allowed.
+ */
+public final class SettingsReader {
+
+    private SettingsReader() {
+    }
+
+    /**
+     * @param connectionKeys our keys from the URL and Properties, URL winning (already merged)
+     * @param system the JVM's system properties
+     * @param env environment lookup
+     */
+    public static Settings read(Map<String, String> connectionKeys, Properties system, Function<String, String> env) {
+        for (String key : connectionKeys.keySet()) {
+            requireKnown(key, "the connection URL or Properties");
+        }
+        for (String key : system.stringPropertyNames()) {
+            if (key.startsWith(Setting.PREFIX)) {
+                requireKnown(key, "system properties");
+            }
+        }
+        return new Settings(
+                parse(Settings.Mode.class, Setting.MODE, connectionKeys, system, env),
+                parse(Settings.PoolMode.class, Setting.POOL_MODE, connectionKeys, system, env),
+                parse(Settings.LeakCheck.class, Setting.LEAK_CHECK, connectionKeys, system, env),
+                parse(Settings.LogSql.class, Setting.LOG_SQL, connectionKeys, system, env),
+                parseMillis(Setting.LOCK_TIMEOUT, connectionKeys, system, env),
+                parse(Settings.SkipLocked.class, Setting.SKIP_LOCKED, connectionKeys, system, env));
+    }
+
+    /**
+     * For one connection (the driver's URL and Properties, the DataSource wrapper's Properties): as
+     * {@link #read}, but a JVM-wide key there is refused, since one connection cannot decide for the whole
+     * JVM and silently ignoring it would leave the user without the report or exit status they asked for.
+     */
+    public static Settings readForConnection(Map<String, String> connectionKeys, Properties system,
+                                             Function<String, String> env) {
+        for (String key : connectionKeys.keySet()) {
+            Setting s = Setting.byKey(key);
+            if (s != null && s.isJvmWide()) {
+                throw new IllegalArgumentException(key + " is JVM-wide (one report file and one exit status per"
+                        + " JVM), so a connection URL or Properties cannot set it: use -D" + key + "=..., the"
+                        + " environment variable " + s.envName() + ", or the agent's options");
+            }
+        }
+        return read(connectionKeys, system, env);
+    }
+
+    /** "0", "250ms", "30s", "2m"; a bare number is milliseconds. */
+    private static long parseMillis(Setting setting, Map<String, String> connectionKeys, Properties system,
+                                    Function<String, String> env) {
+        String[] found = lookup(setting, connectionKeys, system, env);
+        if (found == null) {
+            return Long.parseLong(setting.defaultValue());
+        }
+        try {
+            return io.lockhygiene.internal.util.Durations.parseMillis(found[0]);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("Bad value '" + found[0] + "' for " + setting.key() + " (from " + found[1]
+                    + "); allowed: " + io.lockhygiene.internal.util.Durations.SYNTAX);
+        }
+    }
+
+    /** The value and where it came from, highest source first; null when unset everywhere. */
+    private static String[] lookup(Setting setting, Map<String, String> connectionKeys, Properties system,
+                                   Function<String, String> env) {
+        String value = connectionKeys.get(setting.key());
+        if (value != null) {
+            return new String[] {value, "the connection URL or Properties"};
+        }
+        value = system.getProperty(setting.key());
+        if (value != null) {
+            return new String[] {value, "system property " + setting.key()};
+        }
+        value = env.apply(setting.envName());
+        return value == null ? null : new String[] {value, "environment variable " + setting.envName()};
+    }
+
+    /** From system properties and the environment alone (the DataSource wrapper, the agent). */
+    public static Settings fromEnvironment() {
+        return read(Map.of(), System.getProperties(), System::getenv);
+    }
+
+    private static void requireKnown(String key, String where) {
+        if (Setting.byKey(key) == null) {
+            StringBuilder known = new StringBuilder();
+            for (Setting s : Setting.values()) {
+                known.append(known.length() == 0 ? "" : ", ").append(s.key());
+            }
+            throw new IllegalArgumentException("Unknown LockHygiene setting '" + key + "' in " + where
+                    + "; known settings: " + known);
+        }
+    }
+
+    private static <E extends Enum<E>> E parse(Class<E> type, Setting setting, Map<String, String> connectionKeys,
+                                               Properties system, Function<String, String> env) {
+        String[] found = lookup(setting, connectionKeys, system, env);
+        if (found == null) {
+            return Enum.valueOf(type, setting.defaultValue().toUpperCase(Locale.ROOT));
+        }
+        String value = found[0];
+        String source = found[1];
+        String normal = value.trim().toUpperCase(Locale.ROOT);
+        for (E e : type.getEnumConstants()) {
+            if (e.name().equals(normal)) {
+                return e;
+            }
+        }
+        throw new IllegalArgumentException("Bad value '" + value + "' for " + setting.key() + " (from " + source
+                + "); allowed: " + String.join(", ", setting.allowedValues()));
+    }
+}

@@ -1,0 +1,117 @@
+package io.lockhygiene.internal.sql;
+
+/**
+ * A top-level statement that opens, ends or nests a transaction, as PostgreSQL's grammar spells it.
+ * LockHygiene follows these so it never ends a transaction the application opened (by text or by the
+ * JDBC API) and checks for leaks only once the transaction really ended.
+ */
+public final class TransactionControl {
+    /** What the statement does to the transaction. */
+    public enum Kind {
+        /** BEGIN, START TRANSACTION: opens one (a warning only, when one is open already). */
+        BEGIN,
+        /** COMMIT, END, ROLLBACK, ABORT (without AND CHAIN), PREPARE TRANSACTION: ends it. */
+        END,
+        /** COMMIT / ROLLBACK ... AND CHAIN: ends it and opens the next at once, on the same server. */
+        END_AND_CHAIN,
+        /** SAVEPOINT name. */
+        SAVEPOINT,
+        /** ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name: undoes the transaction's work after it. */
+        ROLLBACK_TO,
+        /** RELEASE [SAVEPOINT] name. */
+        RELEASE
+    }
+
+    private final Kind kind;
+    private final int start;
+    private final int end;
+    private final int statementIndex;
+
+    TransactionControl(Kind kind, int start, int end, int statementIndex) {
+        this.kind = kind;
+        this.start = start;
+        this.end = end;
+        this.statementIndex = statementIndex;
+    }
+
+    /** Which statement of the text it is, from 0. */
+    public int statementIndex() {
+        return statementIndex;
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    /** Where the statement's first word starts. */
+    public int start() {
+        return start;
+    }
+
+    /** Where the statement ends: its semicolon, or the end of the text. */
+    public int end() {
+        return end;
+    }
+
+    /** The statement's text in {@code sql}, the text it was scanned from. */
+    public String textIn(String sql) {
+        return sql.substring(start, end);
+    }
+
+    /** True for END and END_AND_CHAIN: the transaction's locks are gone after it. */
+    public boolean endsTransaction() {
+        return kind == Kind.END || kind == Kind.END_AND_CHAIN;
+    }
+
+    /**
+     * Classifies a statement by its leading words (lower-cased, at most five); null when it is no
+     * transaction control. COMMIT PREPARED and ROLLBACK PREPARED act on a prepared transaction, not on
+     * the session's, and are none of these.
+     */
+    static Kind classify(String[] words, int count) {
+        if (count == 0) {
+            return null;
+        }
+        String w1 = words[0];
+        String w2 = count > 1 ? words[1] : "";
+        switch (w1) {
+            case "begin":
+                return Kind.BEGIN;
+            case "start":
+                return "transaction".equals(w2) ? Kind.BEGIN : null;
+            case "savepoint":
+                return Kind.SAVEPOINT;
+            case "release":
+                return Kind.RELEASE;
+            case "prepare":
+                return "transaction".equals(w2) ? Kind.END : null;
+            case "commit":
+            case "end":
+            case "rollback":
+            case "abort":
+                if ("prepared".equals(w2)) {
+                    return null;
+                }
+                int i = 1;
+                if ("work".equals(w2) || "transaction".equals(w2)) {
+                    i = 2;
+                }
+                String next = count > i ? words[i] : "";
+                if ("to".equals(next)) {
+                    return "rollback".equals(w1) || "abort".equals(w1) ? Kind.ROLLBACK_TO : null;
+                }
+                if ("and".equals(next)) {
+                    String after = count > i + 1 ? words[i + 1] : "";
+                    return "chain".equals(after) ? Kind.END_AND_CHAIN : Kind.END; // AND NO CHAIN
+                }
+                return Kind.END;
+            default:
+                return null;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return kind + "@" + start;
+    }
+}

@@ -1,0 +1,81 @@
+package io.lockhygiene.internal.sql;
+
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+/** The scanner's view of BEGIN / COMMIT / ROLLBACK [TO] / SAVEPOINT written as text. */
+class TransactionControlTest {
+
+    private static String kinds(String sql) {
+        return SqlScanner.scan(sql).transactionControls().stream().map(t -> t.kind().name())
+                .collect(Collectors.joining(","));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '~', value = {
+            "BEGIN                                             | BEGIN",
+            "begin transaction isolation level serializable    | BEGIN",
+            "START TRANSACTION READ ONLY                        | BEGIN",
+            "COMMIT                                            | END",
+            "commit work                                       | END",
+            "END                                               | END",
+            "ROLLBACK                                          | END",
+            "abort                                             | END",
+            "COMMIT AND CHAIN                                  | END_AND_CHAIN",
+            "ROLLBACK TRANSACTION AND CHAIN                    | END_AND_CHAIN",
+            "COMMIT AND NO CHAIN                               | END",
+            "ROLLBACK TO SAVEPOINT s1                          | ROLLBACK_TO",
+            "rollback work to s1                               | ROLLBACK_TO",
+            "SAVEPOINT s1                                      | SAVEPOINT",
+            "RELEASE SAVEPOINT s1                              | RELEASE",
+            "PREPARE TRANSACTION 'x'                           | END",
+            "COMMIT PREPARED 'x'                               | ~~",
+            "SELECT 'COMMIT'                                   | ~~",
+            "SELECT begin FROM t                               | ~~",
+            "BEGIN; SELECT pg_advisory_lock(1); COMMIT;        | BEGIN,END",
+            "/* c */ ROLLBACK                                  | END",
+    })
+    void classifies(String sql, String expected) {
+        assertEquals(expected == null ? "" : expected, kinds(sql));
+    }
+
+    @Test
+    void commentsAndCodeBodiesAreNotTransactionControl() {
+        assertEquals("", kinds("-- COMMIT\nSELECT 1"));
+        assertEquals("", kinds("DO $$BEGIN PERFORM 1; COMMIT; END$$"));
+        assertEquals("", kinds("CREATE PROCEDURE p() LANGUAGE plpgsql AS $b$ BEGIN COMMIT; END $b$"));
+    }
+
+    @Test
+    void aFinalEndIsTheLastStatementOnly() {
+        assertNotNull(SqlScanner.scan("BEGIN; SELECT 1; COMMIT").finalTransactionEnd());
+        assertNotNull(SqlScanner.scan("ROLLBACK;  ").finalTransactionEnd());
+        assertNull(SqlScanner.scan("COMMIT; SELECT 1").finalTransactionEnd());
+        assertNull(SqlScanner.scan("COMMIT AND CHAIN").finalTransactionEnd());
+        assertNull(SqlScanner.scan("ROLLBACK TO s").finalTransactionEnd());
+        TransactionControl end = SqlScanner.scan("BEGIN; INSERT INTO t VALUES (1); ROLLBACK").finalTransactionEnd();
+        assertEquals(2, end.statementIndex());
+        assertEquals("ROLLBACK", "BEGIN; INSERT INTO t VALUES (1); ROLLBACK".substring(end.start(), end.end()));
+    }
+
+    @Test
+    void callsFollowTheTextsOwnTransactions() {
+        ScanResult scan = SqlScanner.scan(
+                "SELECT pg_advisory_lock(1); BEGIN; SELECT pg_advisory_lock(2); COMMIT; SELECT pg_advisory_lock(3)");
+        assertArrayEquals(new boolean[] {false, true, false}, scan.callsInTransaction(false));
+        assertArrayEquals(new boolean[] {true, true, false}, scan.callsInTransaction(true));
+        String rewritten = SqlRewriter.toTransactionScoped(
+                "SELECT pg_advisory_lock(1); BEGIN; SELECT pg_advisory_lock(2); COMMIT; SELECT pg_advisory_lock(3)",
+                scan, scan.callsInTransaction(false));
+        assertEquals("SELECT pg_advisory_lock(1); BEGIN; SELECT pg_advisory_xact_lock(2) AS pg_advisory_lock; COMMIT;"
+                + " SELECT pg_advisory_lock(3)", rewritten);
+    }
+}
