@@ -8,17 +8,12 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
 
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.PgLocks;
-import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.monitor.AdvisoryWait;
 import io.lockhygiene.monitor.AdvisoryWaitMonitor;
 
@@ -29,32 +24,13 @@ import io.lockhygiene.monitor.AdvisoryWaitMonitor;
                 + " held by idle sessions (the production signature of a leak: pid, key, idle time, last query) and"
                 + " advisory waits longer than the threshold.", "Exit 1 when it finds a problem, 2 on usage or"
                 + " connection errors."})
-final class DoctorCommand implements Callable<Integer> {
-    @Mixin
-    ConnectionOptions connection;
-
+final class DoctorCommand extends DatabaseCommand {
     @Option(names = "--threshold", defaultValue = "30s", converter = DurationConverter.class, paramLabel = "DURATION",
             description = "advisory waits longer than this are a problem (default: ${DEFAULT-VALUE})")
     Duration threshold;
 
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "this help")
-    boolean help;
-
-    @Spec
-    CommandSpec spec;
-
     @Override
-    public Integer call() {
-        Log.quiet();
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        Database db;
-        try {
-            db = connection.open();
-        } catch (IllegalArgumentException | SQLException e) {
-            err.println("doctor: " + e.getMessage());
-            return 2;
-        }
+    int run(Database db, PrintWriter out, PrintWriter err) {
         int problems = 0;
         try (Connection c = db.connect(); Statement s = c.createStatement()) {
             out.println("LockHygiene doctor: " + db.displayUrl());

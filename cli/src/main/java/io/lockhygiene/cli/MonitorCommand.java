@@ -6,15 +6,10 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.Callable;
 
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
 
-import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.util.JsonWriter;
 import io.lockhygiene.monitor.AdvisoryWait;
 import io.lockhygiene.monitor.AdvisoryWaitMonitor;
@@ -23,10 +18,7 @@ import io.lockhygiene.monitor.AdvisoryWaitMonitor;
 @Command(name = "monitor", usageHelpAutoWidth = true,
         description = {"Advisory waits over a threshold.", "Reports backends waiting for an advisory lock longer than the threshold, once per episode.",
                 "With --once: one look, exit 1 when such waits exist. --json: one JSON object per wait."})
-final class MonitorCommand implements Callable<Integer> {
-    @Mixin
-    ConnectionOptions connection;
-
+final class MonitorCommand extends DatabaseCommand {
     @Option(names = "--threshold", defaultValue = "30s", converter = DurationConverter.class, paramLabel = "DURATION",
             description = "report waits longer than this (default: ${DEFAULT-VALUE})")
     Duration threshold;
@@ -44,24 +36,8 @@ final class MonitorCommand implements Callable<Integer> {
     @Option(names = "--json", description = "one JSON object per wait")
     boolean json;
 
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "this help")
-    boolean help;
-
-    @Spec
-    CommandSpec spec;
-
     @Override
-    public Integer call() {
-        Log.quiet();
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        Database db;
-        try {
-            db = connection.open();
-        } catch (IllegalArgumentException | SQLException e) {
-            err.println("monitor: " + e.getMessage());
-            return 2;
-        }
+    int run(Database db, PrintWriter out, PrintWriter err) {
         AdvisoryWaitMonitor monitor = AdvisoryWaitMonitor.forSource(db::connect).threshold(threshold).classId(classId).build();
         if (once) {
             try {

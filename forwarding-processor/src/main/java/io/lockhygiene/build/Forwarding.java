@@ -9,7 +9,8 @@ import java.lang.annotation.Target;
  * On a hand-written abstract class that implements a JDBC interface: {@link ForwardingProcessor} writes
  * a final subclass, {@link #leaf()}, in the same package, with the same type parameters and
  * constructors, implementing every interface method the class and its superclasses leave open
- * (abstract, or an interface's default): forwarded to the field {@code delegate}, or, with
+ * (abstract, or an interface's default): forwarded to the field {@code delegate} (java.sql.Wrapper's two
+ * methods answer for this object first, then ask the delegate), or, with
  * {@link #noop()}, doing nothing and returning the type's default value (for benchmarks). Source
  * retention: nothing of this reaches the class files.
  */

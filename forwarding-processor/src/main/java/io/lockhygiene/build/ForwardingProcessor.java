@@ -111,6 +111,12 @@ public final class ForwardingProcessor extends AbstractProcessor {
                 if (ret.getKind() != TypeKind.VOID) {
                     out.append("        return ").append(defaultValue(ret)).append(";\n");
                 }
+            } else if (isWrapperMethod(m)) {
+                // java.sql.Wrapper: this object first, then whatever the wrapped object reaches (pgjdbc's own
+                // types), so nested wrappers are found and work is never done twice
+                out.append(m.getSimpleName().contentEquals("unwrap")
+                        ? "        return a0.isInstance(this) ? a0.cast(this) : delegate.unwrap(a0);\n"
+                        : "        return a0.isInstance(this) || delegate.isWrapperFor(a0);\n");
             } else {
                 out.append("        ").append(ret.getKind() == TypeKind.VOID ? "" : "return ").append("delegate.")
                         .append(m.getSimpleName()).append('(').append(args).append(");\n");
@@ -159,6 +165,10 @@ public final class ForwardingProcessor extends AbstractProcessor {
             }
         }
         return new ArrayList<>(open.values());
+    }
+
+    private static boolean isWrapperMethod(ExecutableElement m) {
+        return ((TypeElement) m.getEnclosingElement()).getQualifiedName().contentEquals("java.sql.Wrapper");
     }
 
     private boolean isImplemented(ExecutableElement m, List<ExecutableElement> implemented, TypeElement base) {

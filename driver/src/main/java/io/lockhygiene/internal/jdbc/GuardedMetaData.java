@@ -20,14 +20,4 @@ abstract class GuardedMetaData implements DatabaseMetaData {
     public Connection getConnection() {
         return connection;
     }
-
-    @Override
-    public <U> U unwrap(Class<U> iface) throws java.sql.SQLException {
-        return Wrappers.unwrap(this, delegate, iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws java.sql.SQLException {
-        return Wrappers.isWrapperFor(this, delegate, iface);
-    }
 }

@@ -26,14 +26,4 @@ abstract class GuardedResultSet implements ResultSet {
     public String toString() {
         return delegate.toString();
     }
-
-    @Override
-    public <U> U unwrap(Class<U> iface) throws java.sql.SQLException {
-        return Wrappers.unwrap(this, delegate, iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws java.sql.SQLException {
-        return Wrappers.isWrapperFor(this, delegate, iface);
-    }
 }

@@ -331,14 +331,4 @@ abstract class GuardedStatement<T extends Statement> implements Statement {
     public String toString() {
         return delegate.toString();
     }
-
-    @Override
-    public <U> U unwrap(Class<U> iface) throws java.sql.SQLException {
-        return Wrappers.unwrap(this, delegate, iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws java.sql.SQLException {
-        return Wrappers.isWrapperFor(this, delegate, iface);
-    }
 }

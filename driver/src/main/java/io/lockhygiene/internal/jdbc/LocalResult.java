@@ -201,14 +201,4 @@ abstract class LocalResult implements Statement {
     public void close() throws SQLException {
         delegate.close();
     }
-
-    @Override
-    public <U> U unwrap(Class<U> iface) throws SQLException {
-        return Wrappers.unwrap(this, delegate, iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return Wrappers.isWrapperFor(this, delegate, iface);
-    }
 }

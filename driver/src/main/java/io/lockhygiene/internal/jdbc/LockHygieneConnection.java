@@ -231,14 +231,4 @@ public abstract class LockHygieneConnection implements Connection {
     public String toString() {
         return "LockHygiene[" + guard.id() + ", " + delegate + "]";
     }
-
-    @Override
-    public <U> U unwrap(Class<U> iface) throws java.sql.SQLException {
-        return Wrappers.unwrap(this, delegate, iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws java.sql.SQLException {
-        return Wrappers.isWrapperFor(this, delegate, iface);
-    }
 }

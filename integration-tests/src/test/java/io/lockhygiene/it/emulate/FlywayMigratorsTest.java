@@ -81,4 +81,28 @@ class FlywayMigratorsTest {
         assertEquals(2, count("SELECT count(*) FROM fw_many_emulate.flyway_schema_history WHERE success AND version IS NOT NULL"));
         assertEquals(List.of(), bed.admin().heldAdvisoryLocks(), "no lock left behind");
     }
+
+    /**
+     * Issue 16: Flyway picks its database type by URL prefix, and without LockHygiene's Flyway plugin it
+     * refuses {@code jdbc:lockhygiene:postgresql:} ("No database found to handle ..."). With our jar and
+     * Flyway's own PostgreSQL module on the class path, four migrators given only our URL migrate through
+     * the transaction-mode PgBouncer with Flyway's session lock; the first test is the plain control.
+     */
+    @Test
+    void fourMigratorsGivenALockHygieneUrlMigrateOnceThroughThePooler() throws Exception {
+        String url = bed.lockHygieneUrl(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate");
+        long emulatedBefore = io.lockhygiene.LockHygiene.counters().getStatementsEmulated();
+        Migrators.Outcome o = Migrators.migrateAtOnce(
+                c -> c.dataSource(url, bed.endpoints().user(), bed.endpoints().password()),
+                "fw_url_emulate", "classpath:db/lhtest", 4, 10, 120_000);
+        System.out.println("[flyway] " + url.substring(0, url.indexOf("//")) + " URL, 4 migrators: " + o.failures()
+                + " failed, still running: " + o.stillRunning());
+        assertEquals(List.of(), o.failures());
+        assertEquals(List.of(), o.stillRunning());
+        assertEquals(2, count("SELECT count(*) FROM fw_url_emulate.applied_once"), "each migration ran once");
+        assertEquals(2, count("SELECT count(*) FROM fw_url_emulate.flyway_schema_history WHERE success AND version IS NOT NULL"));
+        assertEquals(List.of(), bed.admin().heldAdvisoryLocks(), "no lock left behind");
+        assertTrue(io.lockhygiene.LockHygiene.counters().getStatementsEmulated() > emulatedBefore,
+                "Flyway's lock calls went through LockHygiene");
+    }
 }

@@ -22,14 +22,21 @@ final class Migrators {
 
     static Outcome migrateAtOnce(DataSource ds, String schema, String location, int migrators, int lockRetries,
                                  long joinMillis) throws InterruptedException {
+        return migrateAtOnce(c -> c.dataSource(ds), schema, location, migrators, lockRetries, joinMillis);
+    }
+
+    /** @param source where Flyway connects (a DataSource, or a URL with credentials) */
+    static Outcome migrateAtOnce(java.util.function.Consumer<FluentConfiguration> source, String schema, String location,
+                                 int migrators, int lockRetries, long joinMillis) throws InterruptedException {
         List<String> failures = Collections.synchronizedList(new ArrayList<>());
         CountDownLatch start = new CountDownLatch(1);
         List<Thread> threads = new ArrayList<>();
         for (int i = 0; i < migrators; i++) {
             Thread t = new Thread(() -> {
                 try {
-                    FluentConfiguration config = Flyway.configure().dataSource(ds).schemas(schema)
+                    FluentConfiguration config = Flyway.configure().schemas(schema)
                             .locations(location).lockRetryCount(lockRetries);
+                    source.accept(config);
                     config.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
                     Flyway fw = config.load();
                     start.await();
