@@ -1,0 +1,35 @@
+package io.lockhygiene.spring;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * LockHygiene for a Spring Boot application: the dependency and {@code lockhygiene.mode=...} are all it
+ * takes; {@code lockhygiene.enabled=false} turns it off. Uses only what Spring Boot 3.5 and 4.0 share.
+ */
+@AutoConfiguration
+@ConditionalOnClass(javax.sql.DataSource.class)
+@ConditionalOnProperty(prefix = "lockhygiene", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(LockHygieneProperties.class)
+public class LockHygieneAutoConfiguration {
+
+    /** Static: a BeanPostProcessor must exist before the beans it processes. */
+    @Bean
+    static LockHygieneDataSourceWrapper lockHygieneDataSourceWrapper(ObjectProvider<LockHygieneProperties> properties) {
+        return new LockHygieneDataSourceWrapper(properties);
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.core.instrument.binder.MeterBinder")
+    static class Meters {
+        @Bean
+        LockHygieneMeters lockHygieneMeters() {
+            return new LockHygieneMeters();
+        }
+    }
+}

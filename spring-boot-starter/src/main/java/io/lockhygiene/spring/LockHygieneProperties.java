@@ -1,0 +1,112 @@
+package io.lockhygiene.spring;
+
+import java.time.Duration;
+import java.util.Properties;
+
+import io.lockhygiene.settings.Settings;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * {@code lockhygiene.*} in application.properties or YAML, with Spring's relaxed binding
+ * ({@code lockhygiene.pool-mode}, {@code LOCKHYGIENE_POOLMODE}). A key left unset falls back to the
+ * driver's own sources ({@code -Dlockhygiene.*}, {@code LOCKHYGIENE_*}) and its default.
+ * {@code lockhygiene.report} and {@code lockhygiene.failOnViolation} are JVM-wide: set them with
+ * {@code -D} or the environment.
+ */
+@ConfigurationProperties(prefix = "lockhygiene")
+public class LockHygieneProperties {
+    /** Whether every DataSource bean is wrapped by LockHygiene. */
+    private boolean enabled = true;
+    /**
+     * What LockHygiene does with session-level advisory lock calls under transaction pooling: detect
+     * (log and release leaks), rewrite (to their transaction-level forms), strict (refuse), emulate (keep
+     * their session semantics safely), off.
+     */
+    private Settings.Mode mode;
+    /** Whether connections go through a transaction pooler: auto (detected), transaction, or session. */
+    private Settings.PoolMode poolMode;
+    /** When to look for leaked session locks: tracked (after statements that touched them), always, never. */
+    private Settings.LeakCheck leakCheck;
+    /** SQL in logs: truncate, full, or none (SQL can hold personal data). */
+    private Settings.LogSql logSql;
+    /** The SKIP LOCKED single-key lint: warn, strict (refuse), or off. */
+    private Settings.SkipLocked skipLocked;
+    /** emulate: how long a blocking advisory lock call waits before failing with 55P03 (0: as long as it takes). */
+    private Duration lockTimeout;
+
+    /** The set keys, as the driver's settings Properties (unset keys are left to -D, environment, default). */
+    Properties toDriverProperties() {
+        Properties p = new Properties();
+        put(p, "lockhygiene.mode", mode);
+        put(p, "lockhygiene.poolMode", poolMode);
+        put(p, "lockhygiene.leakCheck", leakCheck);
+        put(p, "lockhygiene.logSql", logSql);
+        put(p, "lockhygiene.skipLocked", skipLocked);
+        if (lockTimeout != null) {
+            p.setProperty("lockhygiene.lockTimeout", lockTimeout.toMillis() + "ms");
+        }
+        return p;
+    }
+
+    private static void put(Properties p, String key, Enum<?> value) {
+        if (value != null) {
+            p.setProperty(key, value.name().toLowerCase(java.util.Locale.ROOT));
+        }
+    }
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public Settings.Mode getMode() {
+        return mode;
+    }
+
+    public void setMode(Settings.Mode mode) {
+        this.mode = mode;
+    }
+
+    public Settings.PoolMode getPoolMode() {
+        return poolMode;
+    }
+
+    public void setPoolMode(Settings.PoolMode poolMode) {
+        this.poolMode = poolMode;
+    }
+
+    public Settings.LeakCheck getLeakCheck() {
+        return leakCheck;
+    }
+
+    public void setLeakCheck(Settings.LeakCheck leakCheck) {
+        this.leakCheck = leakCheck;
+    }
+
+    public Settings.LogSql getLogSql() {
+        return logSql;
+    }
+
+    public void setLogSql(Settings.LogSql logSql) {
+        this.logSql = logSql;
+    }
+
+    public Settings.SkipLocked getSkipLocked() {
+        return skipLocked;
+    }
+
+    public void setSkipLocked(Settings.SkipLocked skipLocked) {
+        this.skipLocked = skipLocked;
+    }
+
+    public Duration getLockTimeout() {
+        return lockTimeout;
+    }
+
+    public void setLockTimeout(Duration lockTimeout) {
+        this.lockTimeout = lockTimeout;
+    }
+}

@@ -1,0 +1,166 @@
+package io.lockhygiene.springtest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.lockhygiene.LockHygieneDataSource;
+import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.bed.TestBedExtension;
+import io.lockhygiene.settings.Settings;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.SpringBootVersion;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * The starter in a real Spring Boot application (this module's Boot version), through the test bed's
+ * transaction-mode PgBouncer: HikariCP with 4 connections, JdbcTemplate outside any transaction, so
+ * every call borrows a connection of its own.
+ */
+@ExtendWith(TestBedExtension.class)
+class StarterTest {
+    private final TestBed bed = TestBed.shared();
+
+    private ConfigurableApplicationContext start(String... settings) {
+        List<String> args = new ArrayList<>(List.of(
+                "--spring.datasource.url=" + bed.url(Route.TRANSACTION_POOL),
+                "--spring.datasource.username=" + bed.endpoints().user(),
+                "--spring.datasource.password=" + bed.endpoints().password(),
+                "--spring.datasource.hikari.maximum-pool-size=4",
+                "--spring.main.banner-mode=off"));
+        args.addAll(List.of(settings));
+        if (args.stream().noneMatch(a -> a.startsWith("--spring.flyway.enabled="))) {
+            args.add("--spring.flyway.enabled=false"); // these applications migrate only when a test says so
+        }
+        SpringApplication app = new SpringApplication(JobApplication.class);
+        app.setWebApplicationType(WebApplicationType.NONE);
+        return app.run(args.toArray(new String[0]));
+    }
+
+    /** What 8 threads guarding one job with try-lock / unlock did. */
+    record Outcome(int runs, int overlapping, int failedUnlocks, int errors, int locksLeft) {
+    }
+
+    private Outcome eightThreadsGuardOneJob(JdbcTemplate jdbc, long key) throws Exception {
+        AtomicInteger inJob = new AtomicInteger();
+        AtomicInteger runs = new AtomicInteger();
+        AtomicInteger overlapping = new AtomicInteger();
+        AtomicInteger failedUnlocks = new AtomicInteger();
+        AtomicInteger errors = new AtomicInteger();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            Thread w = new Thread(() -> {
+                try {
+                    start.await();
+                    for (int i = 0; i < 30; i++) {
+                        if (!Boolean.TRUE.equals(jdbc.queryForObject("SELECT pg_try_advisory_lock(?)", Boolean.class, key))) {
+                            Thread.sleep(2);
+                            continue;
+                        }
+                        runs.incrementAndGet();
+                        if (inJob.incrementAndGet() > 1) {
+                            overlapping.incrementAndGet();
+                        }
+                        Thread.sleep(5); // the job
+                        inJob.decrementAndGet();
+                        if (!Boolean.TRUE.equals(jdbc.queryForObject("SELECT pg_advisory_unlock(?)", Boolean.class, key))) {
+                            failedUnlocks.incrementAndGet();
+                        }
+                    }
+                } catch (Exception e) {
+                    errors.incrementAndGet();
+                }
+            }, "job-worker-" + t);
+            threads.add(w);
+            w.start();
+        }
+        start.countDown();
+        for (Thread w : threads) {
+            w.join(120_000);
+        }
+        int left = bed.admin().holdersOf(key).size();
+        return new Outcome(runs.get(), overlapping.get(), failedUnlocks.get(), errors.get(), left);
+    }
+
+    @Test
+    void eightThreadsGuardOneJobThroughTheTransactionPooler() throws Exception {
+        String boot = SpringBootVersion.getVersion();
+        Outcome plain;
+        try (ConfigurableApplicationContext ctx = start("--lockhygiene.enabled=false")) {
+            assertTrue(ctx.getBean(DataSource.class) instanceof HikariDataSource, "lockhygiene.enabled=false: not wrapped");
+            plain = eightThreadsGuardOneJob(ctx.getBean(JdbcTemplate.class), 996_001);
+        }
+        System.out.println("[spring boot " + boot + "] plain (lockhygiene.enabled=false): " + plain);
+        assertTrue(plain.overlapping() > 0 || plain.failedUnlocks() > 0 || plain.locksLeft() > 0,
+                "control: plain pgjdbc breaks the guard under transaction pooling " + plain);
+        bed.admin().terminateHoldersOf(996_001);
+
+        Outcome guarded;
+        try (ConfigurableApplicationContext ctx = start("--lockhygiene.mode=emulate")) {
+            assertTrue(ctx.getBean(DataSource.class) instanceof LockHygieneDataSource, "the DataSource bean is wrapped");
+            guarded = eightThreadsGuardOneJob(ctx.getBean(JdbcTemplate.class), 996_002);
+        }
+        System.out.println("[spring boot " + boot + "] lockhygiene.mode=emulate: " + guarded);
+        assertTrue(guarded.runs() > 0, guarded.toString());
+        assertEquals(new Outcome(guarded.runs(), 0, 0, 0, 0), guarded);
+    }
+
+    @Test
+    void relaxedBindingWrapsOnceAndCountsAsMeters() throws Exception {
+        try (ConfigurableApplicationContext ctx = start("--lockhygiene.mode=emulate", "--lockhygiene.pool-mode=transaction",
+                "--lockhygiene.leak-check=always", "--lockhygiene.lock-timeout=2s")) {
+            DataSource ds = ctx.getBean(DataSource.class);
+            assertTrue(ds instanceof LockHygieneDataSource);
+            Settings s = ((LockHygieneDataSource) ds).settings();
+            assertEquals(Settings.Mode.EMULATE, s.mode());
+            assertEquals(Settings.PoolMode.TRANSACTION, s.poolMode());
+            assertEquals(Settings.LeakCheck.ALWAYS, s.leakCheck());
+            assertEquals(2_000, s.lockTimeoutMillis());
+            assertTrue(ds.unwrap(HikariDataSource.class).getMaximumPoolSize() == 4, "Boot still finds its pool");
+            assertFalse(((LockHygieneDataSource) ds).getDelegate() instanceof LockHygieneDataSource, "wrapped once");
+
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            ctx.getBean(MeterBinder.class).bindTo(registry);
+            double before = registry.get("lockhygiene.statements.seen").functionCounter().count();
+            ctx.getBean(JdbcTemplate.class).queryForObject("SELECT 1", Integer.class);
+            assertTrue(registry.get("lockhygiene.statements.seen").functionCounter().count() > before);
+            assertTrue(registry.get("lockhygiene.leaks.released").functionCounter().count() >= 0);
+        }
+    }
+
+    /** spring.flyway.url may be a jdbc:lockhygiene: URL (Flyway's plugin registration; see the driver's README). */
+    @Test
+    void springFlywayUrlMayBeALockHygieneUrl() throws Exception {
+        try (java.sql.Connection c = bed.connect(Route.DIRECT); java.sql.Statement s = c.createStatement()) {
+            s.execute("DROP SCHEMA IF EXISTS sb_flyway CASCADE");
+        }
+        String url = bed.lockHygieneUrl(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate");
+        try (ConfigurableApplicationContext ctx = start("--lockhygiene.mode=emulate", "--spring.flyway.enabled=true",
+                "--spring.flyway.url=" + url, "--spring.flyway.user=" + bed.endpoints().user(),
+                "--spring.flyway.password=" + bed.endpoints().password(), "--spring.flyway.schemas=sb_flyway",
+                "--spring.flyway.locations=classpath:db/springtest",
+                "--spring.flyway.postgresql.transactional-lock=false")) {
+            JdbcTemplate jdbc = ctx.getBean(JdbcTemplate.class);
+            assertEquals(1, jdbc.queryForObject("SELECT count(*) FROM sb_flyway.applied_once", Integer.class));
+            assertEquals(1, jdbc.queryForObject(
+                    "SELECT count(*) FROM sb_flyway.flyway_schema_history WHERE success AND version = '1'", Integer.class));
+        }
+        assertEquals(List.of(), bed.admin().heldAdvisoryLocks(), "no lock left behind");
+    }
+}
