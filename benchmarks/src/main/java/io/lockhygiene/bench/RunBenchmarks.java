@@ -40,7 +40,7 @@ public final class RunBenchmarks {
         // -Dbench.only=emulate: only section 4 (a minute instead of several); -Dbench.only=leakcheck: only
         // section 2's transaction-pool rows for plain pgjdbc, tracked and always (the leak check's cost), and section 3
         String only = System.getProperty("bench.only", "");
-        boolean all = only.isEmpty();
+        boolean all = only.isEmpty() || "all".equals(only);
         if (all) {
             hotPath(full);
             memory();
