@@ -33,6 +33,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * every call borrows a connection of its own.
  */
 @ExtendWith(TestBedExtension.class)
+@org.junit.jupiter.api.TestMethodOrder(org.junit.jupiter.api.MethodOrderer.OrderAnnotation.class)
 class StarterTest {
     private final TestBed bed = TestBed.shared();
 
@@ -162,5 +163,22 @@ class StarterTest {
                     "SELECT count(*) FROM sb_flyway.flyway_schema_history WHERE success AND version = '1'", Integer.class));
         }
         assertEquals(List.of(), bed.admin().heldAdvisoryLocks(), "no lock left behind");
+    }
+
+    /**
+     * lockhygiene.report from application properties: JVM-wide, so applied once before the first
+     * connection (this test runs first in its JVM, as a service's first start would).
+     */
+    @Test
+    @org.junit.jupiter.api.Order(1)
+    void theReportFileComesFromApplicationProperties() throws Exception {
+        java.nio.file.Path report = java.nio.file.Paths.get("target", "lockhygiene-report.jsonl").toAbsolutePath();
+        java.nio.file.Files.deleteIfExists(report);
+        try (ConfigurableApplicationContext ctx = start("--lockhygiene.mode=detect", "--lockhygiene.report=" + report)) {
+            ctx.getBean(JdbcTemplate.class).execute("SELECT pg_advisory_lock(996100)");
+        }
+        String events = java.nio.file.Files.readString(report);
+        assertTrue(events.contains("\"type\":\"LEAK_RELEASED\""), events);
+        assertEquals(List.of(), bed.admin().holdersOf(996_100), "released at the statement's end");
     }
 }

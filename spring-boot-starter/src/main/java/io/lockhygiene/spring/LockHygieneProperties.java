@@ -10,8 +10,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * {@code lockhygiene.*} in application.properties or YAML, with Spring's relaxed binding
  * ({@code lockhygiene.pool-mode}, {@code LOCKHYGIENE_POOLMODE}). A key left unset falls back to the
  * driver's own sources ({@code -Dlockhygiene.*}, {@code LOCKHYGIENE_*}) and its default.
- * {@code lockhygiene.report} and {@code lockhygiene.failOnViolation} are JVM-wide: set them with
- * {@code -D} or the environment.
+ * {@code lockhygiene.report} and {@code lockhygiene.fail-on-violation} are JVM-wide: applied once, before
+ * the first connection (see {@link LockHygieneProcessReports}), never per DataSource.
  */
 @ConfigurationProperties(prefix = "lockhygiene")
 public class LockHygieneProperties {
@@ -33,6 +33,10 @@ public class LockHygieneProperties {
     private Settings.SkipLocked skipLocked;
     /** emulate: how long a blocking advisory lock call waits before failing with 55P03 (0: as long as it takes). */
     private Duration lockTimeout;
+    /** JVM-wide: a file that gets every LockHygiene event as one JSON object per line. */
+    private String report;
+    /** JVM-wide: at exit, a run that saw a leak, an inherited lock, a refusal or a SKIP LOCKED trap exits with status 3. */
+    private boolean failOnViolation;
 
     /** The set keys, as the driver's settings Properties (unset keys are left to -D, environment, default). */
     Properties toDriverProperties() {
@@ -100,6 +104,22 @@ public class LockHygieneProperties {
 
     public void setSkipLocked(Settings.SkipLocked skipLocked) {
         this.skipLocked = skipLocked;
+    }
+
+    public String getReport() {
+        return report;
+    }
+
+    public void setReport(String report) {
+        this.report = report;
+    }
+
+    public boolean isFailOnViolation() {
+        return failOnViolation;
+    }
+
+    public void setFailOnViolation(boolean failOnViolation) {
+        this.failOnViolation = failOnViolation;
     }
 
     public Duration getLockTimeout() {
