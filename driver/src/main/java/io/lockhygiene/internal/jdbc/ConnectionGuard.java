@@ -180,7 +180,10 @@ final class ConnectionGuard {
         Decision d = LockPolicy.decide(plan.scan, where, settings.mode(), settings.leakCheck(), true);
         if (d != Decision.EMULATE) {
             emulation.noteVenue(where, d);
-            return null;
+            // runs on the application's server, unless PostgreSQL would refuse it: another owner's key on
+            // its way to the holder (released on its server, not yet taken again)
+            return where.status() == Situation.TransactionStatus.FAILED ? null
+                    : emulation.refusedByHandOver(plan.table, binds, appStatement);
         }
         LocalResult answer = emulation.runTable(plan.table, plan.scan, plan.original, binds, appStatement,
                 where.statementRunsInTransaction());
@@ -289,9 +292,21 @@ final class ConnectionGuard {
         return emulation.runOnHolder(scan, sql, executedOn, situation().statementRunsInTransaction(), call);
     }
 
-    /** emulate: savepoints the application's text set, rolled back to or released. */
+    /**
+     * emulate: savepoints the application's text set, rolled back to or released; while the holder keeps
+     * xact locks for this transaction, it mirrors them (see {@link HolderSavepoints}).
+     */
     void followSavepoints(ScanResult scan, String sql) {
-        emulation.followSavepoints(scan, sql);
+        if (scan == null) {
+            return;
+        }
+        for (TransactionControl tc : scan.transactionControls()) {
+            TransactionControl.Kind k = tc.kind();
+            if (k == TransactionControl.Kind.SAVEPOINT || k == TransactionControl.Kind.ROLLBACK_TO
+                    || k == TransactionControl.Kind.RELEASE) {
+                emulation.followSavepoint(k, "text:" + TableTransaction.savepointName(tc.textIn(sql)));
+            }
+        }
     }
 
     /** emulate: a savepoint of the JDBC API. */

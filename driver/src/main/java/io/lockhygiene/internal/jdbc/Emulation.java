@@ -97,6 +97,22 @@ final class Emulation {
         return tableExecution.run(statement, scan, sql, binds, appStatement, inTransaction);
     }
 
+    /** See {@link TableExecution#refusedByHandOver}; null in other modes. */
+    LocalResult refusedByHandOver(LockStatement statement, Object[] binds, Statement appStatement) throws SQLException {
+        return tableExecution == null ? null : tableExecution.refusedByHandOver(statement, binds, appStatement);
+    }
+
+    /** Before a transaction's end: its locks that will move are registered as handed over (see {@link LockAdoption}). */
+    List<HeldLock> beginHandOver() {
+        return shared == null ? java.util.Collections.emptyList() : adoption.beginHandOver(raw, shared, owner());
+    }
+
+    /** After it: they are no longer on their way. */
+    void endHandOver(List<HeldLock> moving) {
+        adoption.endHandOver(moving, shared, owner());
+    }
+
+
     /** Where the next statement's advisory calls run (see {@link Situation.Venue}). */
     Situation.Venue venue(Situation.TransactionStatus status, boolean autoCommit) {
         Situation.Venue venue = transactionVenue.get();
@@ -244,23 +260,6 @@ final class Emulation {
             }
         } catch (SQLException | RuntimeException ours) {
             appFailure.addSuppressed(ours);
-        }
-    }
-
-    /**
-     * emulate: the application's text set, rolled back to or released savepoints; while the holder keeps
-     * xact locks for this transaction, it mirrors them (see {@link HolderSavepoints}).
-     */
-    void followSavepoints(ScanResult scan, String sql) {
-        if ((!transactionVenue.isHolder() && !tableTransaction.active()) || scan == null) {
-            return;
-        }
-        for (TransactionControl tc : scan.transactionControls()) {
-            TransactionControl.Kind k = tc.kind();
-            if (k == TransactionControl.Kind.SAVEPOINT || k == TransactionControl.Kind.ROLLBACK_TO
-                    || k == TransactionControl.Kind.RELEASE) {
-                followSavepoint(k, "text:" + TableTransaction.savepointName(tc.textIn(sql)));
-            }
         }
     }
 

@@ -38,6 +38,9 @@ final class HolderAcquisition {
                 } else {
                     Object blocker = holder.table.blocker(owner, key, shared);
                     if (blocker == null) {
+                        blocker = holder.handOvers.conflicting(owner, key, shared); // held all along, for PostgreSQL
+                    }
+                    if (blocker == null) {
                         if (!holder.table.serverNeeds(key, shared)) {
                             holder.table.grant(owner, key, shared, tx, level);
                             return true;

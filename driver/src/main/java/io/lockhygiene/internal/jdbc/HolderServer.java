@@ -106,6 +106,11 @@ final class HolderServer {
                     if (t.owner.isClosed()) {
                         grantedToClosed = true; // the server lock nobody holds goes at the next settle
                         t.failure = new SQLException("This connection has been closed.", "08003");
+                    } else if (holder.handOvers.conflicting(t.owner, t.key, t.shared) != null) {
+                        // taken in the instant another owner's key was between its server and this holder:
+                        // that owner holds it, for PostgreSQL; the server lock goes at the next settle
+                        grantedToClosed = true;
+                        t.result = t.tryLock ? Boolean.FALSE : null; // a blocking call decides again (and waits)
                     } else {
                         holder.table.grant(t.owner, t.key, t.shared, t.tx, t.level);
                         t.result = Boolean.TRUE;

@@ -8,6 +8,7 @@ import io.lockhygiene.internal.emulate.AdvisoryKey;
 import io.lockhygiene.internal.leak.Attribution;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LockCall;
+import io.lockhygiene.internal.leak.PgLocks;
 import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.settings.Settings;
 
@@ -42,6 +43,56 @@ final class LockAdoption {
     }
 
     /**
+     * Before the end of a transaction whose session locks will move to the holder: lists the transaction's
+     * own advisory locks (one round trip, only then) and registers those that will move as handed over, so
+     * that no other owner of this process gets one while it is on its way. Returns what to unregister.
+     */
+    List<HeldLock> beginHandOver(java.sql.Connection raw, SharedHolder shared, LockOwner owner) {
+        if (adoptable.isEmpty()) {
+            return java.util.Collections.emptyList();
+        }
+        List<HeldLock> held = new ArrayList<>();
+        try (java.sql.Statement s = raw.createStatement(); java.sql.ResultSet rs = s.executeQuery(PgLocks.LIST)) {
+            while (rs.next()) {
+                held.add(HeldLock.fromListing(rs));
+            }
+        } catch (SQLException | RuntimeException e) {
+            return java.util.Collections.emptyList(); // an aborted transaction, say: its end moves what it can
+        }
+        List<HeldLock> moving = moving(held);
+        for (HeldLock lock : moving) {
+            shared.handOvers.begin(owner, keyOf(lock), lock.isShared());
+        }
+        return moving;
+    }
+
+    /** The transaction ended and its locks moved (or failed to): the keys are no longer on their way. */
+    void endHandOver(List<HeldLock> moving, SharedHolder shared, LockOwner owner) {
+        if (moving.isEmpty()) {
+            return;
+        }
+        for (HeldLock lock : moving) {
+            shared.handOvers.end(owner, keyOf(lock));
+        }
+        shared.handOverEnded();
+    }
+
+    /** Of {@code held} (the transaction's own locks, listed before its end), those that will move. */
+    List<HeldLock> moving(List<HeldLock> held) {
+        List<HeldLock> moving = new ArrayList<>();
+        for (HeldLock lock : held) {
+            if (Attribution.takerOf(lock, adoptable.list()) != null) {
+                moving.add(lock);
+            }
+        }
+        return moving;
+    }
+
+    static AdvisoryKey keyOf(HeldLock lock) {
+        return lock.isBigintKey() ? AdvisoryKey.bigint(lock.bigintKey()) : AdvisoryKey.pair(lock.firstIntKey(), lock.secondIntKey());
+    }
+
+    /**
      * emulate: locks this connection took inside its transaction and still held at its end were just
      * released with the transaction's end (on the backend that held them); the holder takes them again.
      * Between the two another client can take the key: said at WARN. Returns the locks left to report
@@ -59,8 +110,7 @@ final class LockAdoption {
                 continue;
             }
             try {
-                AdvisoryKey key = lock.isBigintKey() ? AdvisoryKey.bigint(lock.bigintKey())
-                        : AdvisoryKey.pair(lock.firstIntKey(), lock.secondIntKey());
+                AdvisoryKey key = keyOf(lock);
                 for (int i = 0; i < lock.count(); i++) { // as often as the application's session had stacked it
                     shared.acquire(owner, key, lock.isShared(), false, null, 0, settings.lockTimeoutMillis(), 0);
                 }

@@ -54,6 +54,8 @@ final class SharedHolder {
     private final Map<Thread, LockOwner> threadOwners = Collections.synchronizedMap(new WeakHashMap<>());
     /** The connection, its round trips, its pinning and its loss. */
     final HolderServer server;
+    /** Keys on their way from an application's server to this holder (see {@link HandOvers}). */
+    final HandOvers handOvers = new HandOvers();
     private final HolderAcquisition acquisition = new HolderAcquisition(this);
     /** True while the backend is inside the open transaction that pins its server (written under io and state). */
     boolean pinned;
@@ -99,6 +101,16 @@ final class SharedHolder {
     boolean acquire(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, Object tx, int level,
                     long lockTimeoutMillis, long deadlineNanos) throws SQLException {
         return acquisition.acquire(owner, key, shared, tryLock, tx, level, lockTimeoutMillis, deadlineNanos);
+    }
+
+    /** A hand-over ended: owners waiting for its key decide again. */
+    void handOverEnded() {
+        state.lock();
+        try {
+            released.signalAll();
+        } finally {
+            state.unlock();
+        }
     }
 
     /** pg_advisory_unlock[_shared] of one session-level hold; false when the owner holds none. */

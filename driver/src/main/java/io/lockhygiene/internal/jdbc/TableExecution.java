@@ -134,4 +134,26 @@ final class TableExecution {
         UnlockWatch.check(result, scan, sql, reporter, settings);
         return result;
     }
+
+    /**
+     * The answer to a single try-acquisition that PostgreSQL would refuse because another owner holds the
+     * key (on its way to the holder, see {@link HandOvers}): false, without sending it; null when the
+     * statement is not that or the key is free.
+     */
+    LocalResult refusedByHandOver(LockStatement statement, Object[] binds, Statement appStatement) throws SQLException {
+        if (statement.items().size() != 1) {
+            return null;
+        }
+        LockStatement.Item item = statement.items().get(0);
+        AdvisoryFunction f = item.function();
+        if (f.kind() != AdvisoryFunction.Kind.ACQUIRE || !f.isTry()) {
+            return null;
+        }
+        AdvisoryKey key = LockKeys.resolve(item, binds);
+        if (key == null || shared.handOvers.conflicting(emulation.owner(), key, f.isShared()) == null) {
+            return null;
+        }
+        return LocalResult.row(appStatement, Pgjdbc.driverResultSet(appStatement, new String[] {item.label()},
+                new int[] {BOOL}, new byte[][] {FALSE}), null);
+    }
 }
