@@ -94,7 +94,7 @@ final class HolderServer {
         }
         String[] answers = queryRowOnServer(sql.toString(), column, batch);
         boolean anyTaken = false;
-        boolean grantedToClosed = false;
+        boolean surplusLeft = false;
         holder.state.lock();
         try {
             for (int i = 0; i < batch.size(); i++) {
@@ -104,12 +104,12 @@ final class HolderServer {
                     anyTaken = true;
                     holder.table.serverTook(t.key, t.shared);
                     if (t.owner.isClosed()) {
-                        grantedToClosed = true; // the server lock nobody holds goes at the next settle
+                        surplusLeft = true; // the server lock nobody holds goes in the flush below
                         t.failure = new SQLException("This connection has been closed.", "08003");
                     } else if (holder.handOvers.conflicting(t.owner, t.key, t.shared) != null) {
                         // taken in the instant another owner's key was between its server and this holder:
-                        // that owner holds it, for PostgreSQL; the server lock goes at the next settle
-                        grantedToClosed = true;
+                        // that owner holds it, for PostgreSQL; the server lock goes in the flush below
+                        surplusLeft = true;
                         t.result = t.tryLock ? Boolean.FALSE : null; // a blocking call decides again (and waits)
                     } else {
                         holder.table.grant(t.owner, t.key, t.shared, t.tx, t.level);
@@ -131,7 +131,7 @@ final class HolderServer {
         } else if (!wasPinned) {
             runOnServer("COMMIT", batch); // holds nothing: let the server go while waiting
         }
-        if (grantedToClosed) {
+        if (surplusLeft) {
             flush(null);
         }
     }

@@ -51,11 +51,9 @@ final class LockAdoption {
         if (adoptable.isEmpty()) {
             return java.util.Collections.emptyList();
         }
-        List<HeldLock> held = new ArrayList<>();
-        try (java.sql.Statement s = raw.createStatement(); java.sql.ResultSet rs = s.executeQuery(PgLocks.LIST)) {
-            while (rs.next()) {
-                held.add(HeldLock.fromListing(rs));
-            }
+        List<HeldLock> held;
+        try (java.sql.Statement s = raw.createStatement()) {
+            held = LeakReporter.readHeldLocks(s, s.execute(PgLocks.LIST));
         } catch (SQLException | RuntimeException e) {
             return java.util.Collections.emptyList(); // an aborted transaction, say: its end moves what it can
         }

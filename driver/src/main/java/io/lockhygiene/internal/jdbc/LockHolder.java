@@ -25,9 +25,6 @@ import io.lockhygiene.internal.sql.ScanResult;
  */
 final class LockHolder {
     static final String LOCK_NOT_AVAILABLE = "55P03";
-    // The holder's transaction must outlive server-side idle_in_transaction_session_timeout: it is set off
-    // for this transaction only, in the same round trip.
-    private static final String COUNT = PgLocks.OWN_COUNT_FOR_HOLDER;
 
     private final HolderFactory factory;
     private final String ownerId;
@@ -189,7 +186,7 @@ final class LockHolder {
         long count;
         try (Statement s = c.createStatement()) {
             // simple protocol: the holder goes idle in its transaction after this, holding no snapshot
-            Pgjdbc.executeSimple(s, COUNT);
+            Pgjdbc.executeSimple(s, PgLocks.OWN_COUNT_FOR_HOLDER); // also keeps its transaction past idle timeouts
             try (ResultSet rs = s.getResultSet()) {
                 rs.next();
                 count = rs.getLong(1);
@@ -258,14 +255,7 @@ final class LockHolder {
         try {
             if (!c.isClosed() && Pgjdbc.inTransaction(c)) {
                 try (Statement s = c.createStatement()) {
-                    boolean rs = s.execute(PgLocks.LIST_AND_RELEASE + "; ROLLBACK");
-                    if (rs) {
-                        try (ResultSet r = s.getResultSet()) {
-                            while (r.next()) {
-                                held.add(HeldLock.fromListing(r));
-                            }
-                        }
-                    }
+                    held.addAll(LeakReporter.readHeldLocks(s, s.execute(PgLocks.LIST_AND_RELEASE + "; ROLLBACK")));
                 }
             }
         } catch (SQLException | RuntimeException e) {
