@@ -58,17 +58,23 @@ class FlywayMigratorsTest {
 
     @Test
     void everyMigrationIsAppliedExactlyOnceUnderEmulate() throws Exception {
-        long t0 = System.nanoTime();
-        List<String> plainFailures = migrateAtOnce(simple(), "fw_many_plain");
-        long plainMillis = (System.nanoTime() - t0) / 1_000_000;
-        int plainLeft = bed.admin().heldAdvisoryLocks().size();
-        System.out.println("[flyway] plain pgjdbc, " + MIGRATORS + " migrators: " + plainFailures.size()
-                + " failed, " + plainLeft + " lock(s) left held, " + plainMillis + " ms; first failure: "
-                + (plainFailures.isEmpty() ? "none" : plainFailures.get(0)));
-        assertTrue(!plainFailures.isEmpty() || plainLeft > 0, "control: plain pgjdbc breaks under transaction pooling");
-        for (var l : bed.admin().heldAdvisoryLocks()) {
-            bed.admin().terminateHoldersOf(l.key());
+        // The control's bug depends on which server each call lands on: almost every run shows it, and a
+        // run that happens not to is repeated (up to three times) rather than read as "plain works".
+        boolean plainBroke = false;
+        for (int attempt = 1; attempt <= 3 && !plainBroke; attempt++) {
+            long t0 = System.nanoTime();
+            List<String> plainFailures = migrateAtOnce(simple(), "fw_many_plain" + attempt);
+            long plainMillis = (System.nanoTime() - t0) / 1_000_000;
+            int plainLeft = bed.admin().heldAdvisoryLocks().size();
+            System.out.println("[flyway] plain pgjdbc, " + MIGRATORS + " migrators (attempt " + attempt + "): "
+                    + plainFailures.size() + " failed, " + plainLeft + " lock(s) left held, " + plainMillis
+                    + " ms; first failure: " + (plainFailures.isEmpty() ? "none" : plainFailures.get(0)));
+            plainBroke = !plainFailures.isEmpty() || plainLeft > 0;
+            for (var l : bed.admin().heldAdvisoryLocks()) {
+                bed.admin().terminateHoldersOf(l.key());
+            }
         }
+        assertTrue(plainBroke, "control: plain pgjdbc breaks under transaction pooling");
 
         Properties emulate = new Properties();
         emulate.setProperty("lockhygiene.mode", "emulate");
