@@ -2,6 +2,7 @@ package io.lockhygiene;
 
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -12,8 +13,9 @@ import java.util.Properties;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
-import io.lockhygiene.internal.jdbc.HolderFactory;
+import io.lockhygiene.internal.holder.HolderRoute;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
+import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.settings.SettingsReader;
 import io.lockhygiene.settings.Setting;
 import io.lockhygiene.settings.Settings;
@@ -25,12 +27,18 @@ import io.lockhygiene.settings.Settings;
  * variables, as for the driver.
  *
  * <pre>DataSource ds = new LockHygieneDataSource(hikariDataSource);</pre>
+ *
+ * <p>Under emulate, locks belong to the thread that took them (a pool lends its connections to any
+ * thread), and the process's lock holder connects on its own (the server's own address, or
+ * {@code lockhygiene.holderUrl}) with the pool's URL and credentials, read from the wrapped DataSource's
+ * {@code getUser()}/{@code getUsername()} and {@code getPassword()}; it borrows from the wrapped pool only when
+ * it cannot.
  */
 public final class LockHygieneDataSource implements DataSource {
     private final DataSource delegate;
     private final Settings settings;
-    /** emulate: whether the wrapped pool lends the driver's own connections; null until the first borrow. */
-    private volatile Boolean innerGuarded;
+    /** The wrapped pool's pgjdbc URL, read from its first connection (for the lock holder). */
+    private volatile String url;
 
     public LockHygieneDataSource(DataSource delegate) {
         this(delegate, new Properties());
@@ -55,43 +63,89 @@ public final class LockHygieneDataSource implements DataSource {
 
     @Override
     public Connection getConnection() throws SQLException {
-        return borrow(HolderFactory.of(this, true, delegate::getConnection));
+        return guard(delegate.getConnection(), route(this, null, null));
     }
 
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
-        return borrow(HolderFactory.of(java.util.Arrays.asList(this, username), true,
-                () -> delegate.getConnection(username, password)));
+        return guard(delegate.getConnection(username, password), route(java.util.Arrays.asList(this, username),
+                username, password));
     }
 
-    /**
-     * emulate: the holder's connection is reserved from the wrapped pool before the application's borrow
-     * (see LockHygieneConnection#reserveHolder), unless the pool lends the driver's own connections, which
-     * bring their own holder: the first borrow tells, and is given back before any reservation, so that
-     * nothing is held while the holder waits for the pool.
-     */
-    private Connection borrow(HolderFactory holders) throws SQLException {
-        if (settings.mode() == Settings.Mode.EMULATE && innerGuarded == null) {
-            Connection first = holders.open();
-            boolean inner = first.isWrapperFor(LockHygieneConnection.class);
-            innerGuarded = inner;
-            if (inner) {
-                return guard(first, holders);
+    private HolderRoute route(Object endpoint, String user, String password) {
+        LockHygieneDataSource self = this;
+        return new HolderRoute() {
+            @Override
+            public Object endpoint() {
+                return endpoint;
             }
-            first.close();
+
+            @Override
+            public Connection openLikeApplication() throws SQLException {
+                return user == null ? delegate.getConnection() : delegate.getConnection(user, password);
+            }
+
+            @Override
+            public boolean borrowsFromApplicationPool() {
+                return true;
+            }
+
+            @Override
+            public boolean threadOwners() {
+                return true;
+            }
+
+            @Override
+            public Connection openUrl(String u, Properties props) throws SQLException {
+                return LockHygieneDriver.pgjdbcFor(u).connect(u, props);
+            }
+
+            @Override
+            public String applicationUrl() {
+                return url;
+            }
+
+            @Override
+            public Properties applicationCredentials() {
+                String u = user != null ? user : property("getUser", "getUsername");
+                String p = user != null ? password : property("getPassword");
+                if (u == null || p == null) {
+                    return null;
+                }
+                Properties props = new Properties();
+                props.setProperty("user", u);
+                props.setProperty("password", p);
+                return props;
+            }
+
+            @Override
+            public String toString() {
+                return String.valueOf(self);
+            }
+        };
+    }
+
+    /** A String bean property of the wrapped DataSource (HikariCP, PGSimpleDataSource, DBCP2 name them so), or null. */
+    private String property(String... getters) {
+        for (String name : getters) {
+            try {
+                Method m = delegate.getClass().getMethod(name);
+                Object v = m.invoke(delegate);
+                if (v instanceof String) {
+                    return (String) v;
+                }
+            } catch (ReflectiveOperationException | RuntimeException | LinkageError ignored) {
+                // not this DataSource's property
+            }
         }
-        if (!Boolean.TRUE.equals(innerGuarded)) {
-            LockHygieneConnection.reserveHolder(settings, holders);
-        }
-        return guard(holders.open(), holders);
+        return null;
     }
 
     /**
-     * @param holders emulate's lock holder borrows from the same DataSource, one connection while it holds
-     *                anything (a pool needs room for it); its owners are threads, as in a pool
+     * @param route emulate's lock holder connects from this route; locks belong to threads, as in a pool
      */
-    private Connection guard(Connection borrowed, HolderFactory holders) throws SQLException {
-        if (settings.mode() == Settings.Mode.OFF) {
+    private Connection guard(Connection borrowed, HolderRoute route) throws SQLException {
+        if (LockPolicy.off(settings)) {
             return borrowed;
         }
         if (borrowed.isWrapperFor(LockHygieneConnection.class)) {
@@ -110,7 +164,14 @@ public final class LockHygieneDataSource implements DataSource {
                         }
                     });
         }
-        return LockHygieneConnection.wrap(borrowed, settings, holders);
+        if (url == null) {
+            try {
+                url = borrowed.getMetaData().getURL();
+            } catch (SQLException | RuntimeException e) {
+                url = null; // the holder then goes through the pool
+            }
+        }
+        return LockHygieneConnection.wrap(borrowed, settings, route);
     }
 
     /** The wrapped DataSource. */

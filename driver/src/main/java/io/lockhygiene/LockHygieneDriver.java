@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Properties;
 import java.util.logging.Logger;
 
+import io.lockhygiene.internal.holder.HolderRoute;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
 import io.lockhygiene.internal.settings.ConnectionUrl;
 import io.lockhygiene.internal.settings.SettingsReader;
@@ -61,20 +62,20 @@ public final class LockHygieneDriver implements Driver {
         if (raw == null) {
             throw new SQLException("pgjdbc did not accept " + ConnectionUrl.redact(parsed.targetUrl()), "08001");
         }
-        if (settings.mode() == Settings.Mode.OFF) {
+        if (io.lockhygiene.internal.policy.LockPolicy.off(settings)) {
             return raw;
         }
-        // emulate's lock holder connects the same way, so through the same pooler
-        // one lock holder per process and place (URL and user)
+        // emulate's lock holder: one per process and database, placed from where this connection goes
         String endpoint = ConnectionUrl.redact(parsed.targetUrl()) + " (user " + pgProps.getProperty("user") + ")";
-        return LockHygieneConnection.wrap(raw, settings, io.lockhygiene.internal.jdbc.HolderFactory.of(endpoint, false, () -> {
-            CONNECTING.set(Boolean.TRUE); // a holder stays raw, also under the agent
-            try {
-                return pgjdbc.connect(parsed.targetUrl(), pgProps);
-            } finally {
-                CONNECTING.remove();
-            }
-        }));
+        return LockHygieneConnection.wrap(raw, settings, HolderRoute.ofUrl(endpoint, parsed.targetUrl(), pgProps, false,
+                (u, p) -> {
+                    CONNECTING.set(Boolean.TRUE); // a holder stays raw, also under the agent
+                    try {
+                        return pgjdbcFor(u).connect(u, p);
+                    } finally {
+                        CONNECTING.remove();
+                    }
+                }));
     }
 
     /** True while this thread is inside {@link #connect} asking pgjdbc (the agent's hook asks). */

@@ -5,7 +5,7 @@ import java.sql.Driver;
 import java.util.Properties;
 
 import io.lockhygiene.LockHygieneDriver;
-import io.lockhygiene.internal.jdbc.HolderFactory;
+import io.lockhygiene.internal.holder.HolderRoute;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.settings.Settings;
@@ -30,7 +30,7 @@ public final class AgentHooks {
     /** Exit of org.postgresql.Driver.connect: the connection the service gets. */
     public static Connection onConnect(Connection connection, Driver pgjdbc, String url, Properties info) {
         Settings s = settings;
-        if (connection == null || s == null || s.mode() == Settings.Mode.OFF
+        if (connection == null || s == null || io.lockhygiene.internal.policy.LockPolicy.off(s)
                 || OPENING_HOLDER.get() != null || LockHygieneDriver.isConnecting()) {
             return connection; // not ours, or the jdbc:lockhygiene: driver is wrapping it (once)
         }
@@ -40,16 +40,25 @@ public final class AgentHooks {
             }
             String endpoint = io.lockhygiene.internal.settings.ConnectionUrl.redact(url) + " (user "
                     + (info == null ? null : info.getProperty("user")) + ")";
-            HolderFactory holders = HolderFactory.of(endpoint, false, openedByPool(), () -> {
+            HolderRoute holders = HolderRoute.ofUrl(endpoint, url, info, openedByPool(), (u, p) -> {
                 OPENING_HOLDER.set(Boolean.TRUE);
                 try {
-                    return pgjdbc.connect(url, info);
+                    return pgjdbc.connect(u, p);
                 } finally {
                     OPENING_HOLDER.remove();
                 }
             });
             Connection castable = PgConnectionSubclass.wrap(connection, s, holders);
             return castable != null ? castable : LockHygieneConnection.wrap(connection, s, holders);
+        } catch (java.sql.SQLException e) {
+            if ("HY024".equals(e.getSQLState()) || "08001".equals(e.getSQLState())) {
+                // a setting that cannot work as configured (lockhygiene.holderUrl): said loudly, the service runs
+                Log.error("LockHygiene agent could not guard a pgjdbc connection as configured; it runs unprotected: {}",
+                        e.getMessage());
+            } else {
+                Log.warn("LockHygiene agent could not guard a pgjdbc connection ({}); it runs unprotected", e.toString());
+            }
+            return connection;
         } catch (Exception | LinkageError e) {
             Log.warn("LockHygiene agent could not guard a pgjdbc connection ({}); it runs unprotected", e.toString());
             return connection;

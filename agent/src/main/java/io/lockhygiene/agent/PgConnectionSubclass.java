@@ -11,7 +11,7 @@ import net.bytebuddy.jar.asm.Opcodes;
 import net.bytebuddy.jar.asm.Type;
 
 import io.lockhygiene.internal.jdbc.GeneratedConnection;
-import io.lockhygiene.internal.jdbc.HolderFactory;
+import io.lockhygiene.internal.holder.HolderRoute;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
 import io.lockhygiene.settings.Settings;
 
@@ -41,8 +41,12 @@ final class PgConnectionSubclass {
     private PgConnectionSubclass() {
     }
 
-    /** A guarded connection that is also a PGConnection, or null when that cannot be made here. */
-    static Connection wrap(Connection pg, Settings settings, HolderFactory holders) {
+    /**
+     * A guarded connection that is also a PGConnection, or null when that cannot be made here.
+     *
+     * @throws java.sql.SQLException when the settings cannot work (lockhygiene.holderUrl); {@code pg} stays open
+     */
+    static Connection wrap(Connection pg, Settings settings, HolderRoute holders) throws java.sql.SQLException {
         Class<?> pgInterface = pgConnectionInterface(pg.getClass());
         if (pgInterface == null) {
             return null;
@@ -50,6 +54,11 @@ final class PgConnectionSubclass {
         try {
             Constructor<?> ctor = BY_INTERFACE.get(pgInterface);
             return (Connection) ctor.newInstance(pg, settings, holders);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            if (e.getCause() instanceof java.sql.SQLException) {
+                throw (java.sql.SQLException) e.getCause();
+            }
+            return null;
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             return null;
         }
@@ -57,7 +66,7 @@ final class PgConnectionSubclass {
 
     private static Constructor<?> constructorOfSuper() {
         try {
-            return GeneratedConnection.class.getDeclaredConstructor(Connection.class, Settings.class, HolderFactory.class);
+            return GeneratedConnection.class.getDeclaredConstructor(Connection.class, Settings.class, HolderRoute.class);
         } catch (NoSuchMethodException e) {
             throw new IllegalStateException(e);
         }
@@ -110,7 +119,7 @@ final class PgConnectionSubclass {
         cw.visitEnd();
         try {
             Class<?> type = new Bridge(pgInterface.getClassLoader()).define(NAME.replace('/', '.'), cw.toByteArray());
-            return type.getConstructor(Connection.class, Settings.class, HolderFactory.class);
+            return type.getConstructor(Connection.class, Settings.class, HolderRoute.class);
         } catch (NoSuchMethodException e) {
             throw new IllegalStateException(e);
         }

@@ -71,7 +71,7 @@ public final class RunBenchmarks {
 
     private static void hotPath(boolean full) throws Exception {
         Options opts = new OptionsBuilder()
-                .include(io.lockhygiene.internal.jdbc.HotPathBenchmark.class.getName())
+                .include(io.lockhygiene.internal.guard.HotPathBenchmark.class.getName())
                 .forks(1)
                 .warmupIterations(full ? 5 : 2).warmupTime(TimeValue.seconds(1))
                 .measurementIterations(full ? 10 : 3).measurementTime(TimeValue.seconds(1))
@@ -109,7 +109,7 @@ public final class RunBenchmarks {
 
     private static void memory() throws Exception {
         java.lang.reflect.Method wrap = io.lockhygiene.internal.jdbc.LockHygieneConnection.class.getMethod("wrap",
-                Connection.class, io.lockhygiene.settings.Settings.class, io.lockhygiene.internal.jdbc.HolderFactory.class);
+                Connection.class, io.lockhygiene.settings.Settings.class, io.lockhygiene.internal.holder.HolderRoute.class);
         Connection raw = (Connection) java.lang.reflect.Proxy.newProxyInstance(RunBenchmarks.class.getClassLoader(),
                 new Class<?>[] {Connection.class}, (p, m, a) -> "createStatement".equals(m.getName())
                         ? new NoopStatement((Connection) p) : m.getReturnType() == boolean.class

@@ -29,5 +29,17 @@ public enum EventType {
      * lock, usually because the unlock ran on another session than the lock (transaction pooling, a pool
      * borrow). Logged once per call site, with where this process took that key if it did.
      */
-    UNLOCK_NOT_HELD
+    UNLOCK_NOT_HELD,
+    /**
+     * emulate: the process's lock holder waited longer than a few seconds for a server of the application's
+     * transaction pooler (every process's holder takes one while it holds locks). Said once per holder, with
+     * the fix: lockhygiene.holderUrl.
+     */
+    HOLDER_STARVED,
+    /**
+     * emulate refused a statement it cannot answer as PostgreSQL would (for example a session-level lock
+     * whose key is read from rows in a way that depends on the plan); nothing was sent. The message names
+     * the shape and the fix.
+     */
+    REFUSED
 }

@@ -20,7 +20,11 @@ public enum Setting {
             "JVM-wide: at exit, print a summary and exit with status 3 when a violation was detected"),
     LOCK_TIMEOUT("lockhygiene.lockTimeout", "0", "0|<n>ms|<n>s|<n>m",
             "emulate: longest wait of a blocking pg_advisory_lock before SQLState 55P03; 0 waits as long as"
-                    + " PostgreSQL would (forever)");
+                    + " PostgreSQL would (forever)"),
+    HOLDER_URL("lockhygiene.holderUrl", "auto", "auto|pooler|jdbc:postgresql://...",
+            "emulate: where the process's lock holder connects: auto (the server's own address when the"
+                    + " application reaches it through a pooler and it answers, else the pooler), pooler (the"
+                    + " application's own route), or a pgjdbc URL (the server, or a session-mode PgBouncer entry)");
 
     public static final String PREFIX = "lockhygiene.";
 

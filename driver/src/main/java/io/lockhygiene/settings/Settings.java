@@ -45,6 +45,7 @@ public final class Settings {
     private final LogSql logSql;
     private final long lockTimeoutMillis;
     private final SkipLocked skipLocked;
+    private final String holderUrl;
 
     public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql) {
         this(mode, poolMode, leakCheck, logSql, 0, SkipLocked.WARN);
@@ -52,12 +53,31 @@ public final class Settings {
 
     public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql, long lockTimeoutMillis,
                     SkipLocked skipLocked) {
+        this(mode, poolMode, leakCheck, logSql, lockTimeoutMillis, skipLocked, HOLDER_AUTO);
+    }
+
+    public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql, long lockTimeoutMillis,
+                    SkipLocked skipLocked, String holderUrl) {
         this.mode = mode;
         this.poolMode = poolMode;
         this.leakCheck = leakCheck;
         this.logSql = logSql;
         this.lockTimeoutMillis = lockTimeoutMillis;
         this.skipLocked = skipLocked;
+        this.holderUrl = holderUrl;
+    }
+
+    /** {@code lockhygiene.holderUrl=auto}: the server's own address when it answers, else the pooler. */
+    public static final String HOLDER_AUTO = "auto";
+    /** {@code lockhygiene.holderUrl=pooler}: the application's own route. */
+    public static final String HOLDER_POOLER = "pooler";
+
+    /**
+     * emulate: where the lock holder connects: {@link #HOLDER_AUTO}, {@link #HOLDER_POOLER}, or a pgjdbc URL
+     * (which may carry a password: never log it as it is).
+     */
+    public String holderUrl() {
+        return holderUrl;
     }
 
     /** What happens to FOR UPDATE ... SKIP LOCKED pinned to one row by a unique key. */
@@ -95,7 +115,8 @@ public final class Settings {
     public String toString() {
         return "lockhygiene.mode=" + lower(mode) + ", lockhygiene.poolMode=" + lower(poolMode)
                 + ", lockhygiene.leakCheck=" + lower(leakCheck) + ", lockhygiene.logSql=" + lower(logSql)
-                + ", lockhygiene.lockTimeout=" + lockTimeoutMillis + "ms, lockhygiene.skipLocked=" + lower(skipLocked);
+                + ", lockhygiene.lockTimeout=" + lockTimeoutMillis + "ms, lockhygiene.skipLocked=" + lower(skipLocked)
+                + ", lockhygiene.holderUrl=" + io.lockhygiene.internal.settings.ConnectionUrl.redact(holderUrl);
     }
 
     static String lower(Enum<?> e) {

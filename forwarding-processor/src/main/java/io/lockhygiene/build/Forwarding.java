@@ -25,4 +25,11 @@ public @interface Forwarding {
 
     /** Leave the leaf open to subclassing (the agent subclasses the connection's leaf at run time). */
     boolean extensible() default false;
+
+    /**
+     * The name of a field of the class holding a bind recorder (null while none is wanted): each forwarded
+     * {@code PreparedStatement.setXxx(int index, ...)} then also records its call there, as
+     * {@code field.set(index, "setXxx", (target, i) -> target.setXxx(i, ...), args...)}.
+     */
+    String bindsField() default "";
 }

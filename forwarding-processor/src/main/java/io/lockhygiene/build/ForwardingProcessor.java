@@ -120,6 +120,19 @@ public final class ForwardingProcessor extends AbstractProcessor {
             } else {
                 out.append("        ").append(ret.getKind() == TypeKind.VOID ? "" : "return ").append("delegate.")
                         .append(m.getSimpleName()).append('(').append(args).append(");\n");
+                if (recordsBind(spec, m, types)) {
+                    StringJoiner replayArgs = new StringJoiner(", ");
+                    StringJoiner values = new StringJoiner(", ");
+                    replayArgs.add("i");
+                    for (int i = 1; i < types.size(); i++) {
+                        replayArgs.add("a" + i);
+                        values.add("a" + i);
+                    }
+                    out.append("        if (").append(spec.bindsField()).append(" != null) {\n            ")
+                            .append(spec.bindsField()).append(".set(a0, \"").append(m.getSimpleName())
+                            .append("\", (t, i) -> t.").append(m.getSimpleName()).append('(').append(replayArgs)
+                            .append(')').append(values.length() == 0 ? "" : ", " + values).append(");\n        }\n");
+                }
             }
             out.append("    }\n");
         }
@@ -165,6 +178,13 @@ public final class ForwardingProcessor extends AbstractProcessor {
             }
         }
         return new ArrayList<>(open.values());
+    }
+
+    /** A {@code PreparedStatement.setXxx(int index, ...)} of a class that records its binds. */
+    private static boolean recordsBind(Forwarding spec, ExecutableElement m, List<? extends TypeMirror> types) {
+        return !spec.bindsField().isEmpty() && m.getSimpleName().toString().startsWith("set")
+                && ((TypeElement) m.getEnclosingElement()).getQualifiedName().contentEquals("java.sql.PreparedStatement")
+                && !types.isEmpty() && types.get(0).getKind() == TypeKind.INT && m.getReturnType().getKind() == TypeKind.VOID;
     }
 
     private static boolean isWrapperMethod(ExecutableElement m) {

@@ -1,13 +1,16 @@
 package io.lockhygiene.internal.emulate;
 
-/** A lock the holder's backend takes or lets go of on the server (see {@link LockTable#surplus}). */
+/** A lock one of the holder's backends lets go of on the server (see {@link LockTable#surplus}). */
 public final class ServerLock {
     public final AdvisoryKey key;
     public final boolean shared;
+    /** The backend that holds it. */
+    public final Object on;
 
-    ServerLock(AdvisoryKey key, boolean shared) {
+    ServerLock(AdvisoryKey key, boolean shared, Object on) {
         this.key = key;
         this.shared = shared;
+        this.on = on;
     }
 
     @Override

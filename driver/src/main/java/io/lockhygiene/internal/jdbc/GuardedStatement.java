@@ -3,27 +3,38 @@ package io.lockhygiene.internal.jdbc;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
 import io.lockhygiene.build.Forwarding;
-
+import io.lockhygiene.internal.emulation.LocalRows;
+import io.lockhygiene.internal.emulation.Outcome;
+import io.lockhygiene.internal.guard.Binds;
+import io.lockhygiene.internal.guard.ConnectionGuard;
+import io.lockhygiene.internal.guard.Face;
+import io.lockhygiene.internal.guard.StatementPlan;
+import io.lockhygiene.internal.shape.ShapeText;
 
 /**
  * A {@link Statement} whose SQL-taking methods go through the connection's guard. The fast path (no
- * "advisory" or "skip" anywhere in the text) hands the application's own String to pgjdbc.
+ * "advisory" or "skip" anywhere in the text) hands the application's own String to pgjdbc; everything else
+ * goes through {@link ConnectionGuard#run}, and the results are read from wherever the guard says.
  */
 @Forwarding(leaf = "GeneratedStatement")
-abstract class GuardedStatement<T extends Statement> implements Statement {
+abstract class GuardedStatement<T extends Statement> implements Statement, Face {
     protected final T delegate;
     final LockHygieneConnection connection;
     final ConnectionGuard guard;
     /** Texts added with addBatch that passed the prefilter; null while none did. */
-    List<Flagged> batchFlagged;
-    private Statement onHolder;
-    private Statement emulated;
+    private List<StatementPlan> batchPlans;
+    /** Where the application reads results now; null: the delegate. */
+    private Statement answer;
+    private Outcome outcome;
+    /** Statements of ours behind the current answer (closed at the next execution or close). */
+    private final List<Statement> ours = new ArrayList<>(0);
     private ResultSet lastRaw;
     private GuardedResultSet lastWrapped;
 
@@ -33,82 +44,103 @@ abstract class GuardedStatement<T extends Statement> implements Statement {
         this.guard = connection.guard;
     }
 
-    /** One Statement execution method, applied to whichever statement runs it (ours or the holder's). */
+    /** One Statement execution method, applied to whichever statement runs it. */
     @FunctionalInterface
     interface StatementCall<R> {
         R run(Statement target, String sql) throws SQLException;
     }
 
-    /** The fast-path test of every execute*(sql): also forgets a previous emulated execution's results. */
+    /** The fast-path test of every execute*(sql): also forgets a previous execution's answer. */
     private boolean fast(String sql) throws SQLException {
-        emulated = null;
+        forgetAnswer();
         return guard.passesUnchecked(sql);
     }
 
-    /** The slow path for Statement.execute*(sql): emulate, reject, rewrite, record, wrap, end. */
-    final <R> R guarded(String sql, StatementCall<R> call) throws SQLException {
-        StatementPlan plan = guard.plan(sql); // the same plan a prepared statement gets
-        if (guard.checksAtTextEnd(plan)) {
-            return endingTransaction(plan, call);
-        }
-        if (plan.table != null) {
-            LocalResult answer = guard.runTable(plan, null, delegate);
-            if (answer != null) {
-                emulated = answer; // getResultSet(), getWarnings() read the answer now
-                return call.run(answer, sql);
+    /** The slow path for Statement.execute*(sql). */
+    private <R> R guarded(String sql, StatementCall<R> call) throws SQLException {
+        return guard.run(guard.plan(sql, false), null, this, call::run);
+    }
+
+    /** Forgets the previous execution's answer; our statements behind it are closed. */
+    final void forgetAnswer() {
+        answer = null;
+        outcome = null;
+        if (!ours.isEmpty()) {
+            for (Statement s : ours) {
+                try {
+                    s.close();
+                } catch (SQLException | RuntimeException ignored) {
+                    // results the application no longer reads
+                }
             }
+            ours.clear();
         }
-        if (plan.emulated != null) {
-            Statement onHolder = holderStatement();
-            R result = guard.runOnHolder(plan.emulated, sql, onHolder, () -> call.run(onHolder, sql));
-            emulated = onHolder; // getResultSet(), getUpdateCount(), getMoreResults() read from it now
-            return result;
-        }
-        R result = guard.execute(plan.flagged, delegate, plan.sent, s -> call.run(delegate, s));
-        guard.followSavepoints(plan.scan, sql); // the text's own SAVEPOINT / ROLLBACK TO / RELEASE, if any
-        return result;
     }
 
-    /**
-     * A text whose last statement ends the transaction while a leak check is due: what comes before the
-     * end runs on this statement as usual (its results are the application's), then the end itself goes
-     * with the check in one round trip on a statement of ours, so the check runs on the server that held
-     * the transaction. A text that is only the end shows what pgjdbc shows after one; after a longer
-     * text, the end's own update count is the one result the application does not see.
-     */
-    private <R> R endingTransaction(StatementPlan plan, StatementCall<R> call) throws SQLException {
-        io.lockhygiene.internal.sql.TransactionControl end = plan.scan.finalTransactionEnd();
-        String endText = end.textIn(plan.original);
-        if (end.statementIndex() == 0) {
-            LocalResult ended = LocalResult.ended(delegate, guard.endTransactionByText(endText));
-            emulated = ended;
-            return call.run(ended, plan.original);
-        }
-        // The rewrite splices only before the end: the end starts as far from the text's end in both.
-        String before = plan.sent.substring(0, plan.sent.length() - (plan.original.length() - end.start()));
-        R result = guard.execute(plan.flagged, delegate, before, s -> call.run(delegate, s));
-        guard.endTransactionByText(endText);
-        return result;
+    // Face: what the guard needs of this statement.
+
+    @Override
+    public Statement app() {
+        return delegate;
     }
 
-    /** This statement's twin on the lock holder, created on first emulated execution. */
-    private Statement holderStatement() throws SQLException {
-        Connection holderConnection = guard.holderConnection();
-        if (onHolder == null || onHolder.isClosed() || onHolder.getConnection() != holderConnection) {
-            onHolder = holderConnection.createStatement(); // first use, or the holder was opened afresh
-            onHolder.setQueryTimeout(delegate.getQueryTimeout());
-        }
-        return onHolder;
+    @Override
+    public Statement answer(LocalRows rows) throws SQLException {
+        return LocalResult.rows(delegate, rows);
     }
 
-    /** Results are read from {@code answer} until the next execution (null: this statement's own). */
-    final void answeredBy(Statement answer) {
-        emulated = answer;
+    @Override
+    public Statement answer(ShapeText.Query query, Binds binds) throws SQLException {
+        return delegate; // a text without parameters runs on the application's own statement
+    }
+
+    @Override
+    public Statement ended(SQLWarning warnings) {
+        return LocalResult.ended(delegate, warnings);
+    }
+
+    @Override
+    public Statement pieceStatement() throws SQLException {
+        Statement s = connection.delegate.createStatement(delegate.getResultSetType(), delegate.getResultSetConcurrency());
+        copySettings(s);
+        ours.add(s);
+        return s;
+    }
+
+    @Override
+    public Statement chain(List<Statement> pieces) {
+        return new GeneratedChainedResult(delegate, pieces);
+    }
+
+    @Override
+    public void readFrom(Statement results, Outcome outcome) {
+        this.answer = results == delegate ? null : results;
+        this.outcome = outcome;
+    }
+
+    /** Our statement for an answer: the application's statement's settings, closed with it. */
+    final void copySettings(Statement s) throws SQLException {
+        s.setQueryTimeout(delegate.getQueryTimeout());
+        s.setMaxRows(delegate.getMaxRows());
+        s.setFetchSize(delegate.getFetchSize());
+        if (delegate.getMaxFieldSize() > 0) {
+            s.setMaxFieldSize(delegate.getMaxFieldSize());
+        }
+    }
+
+    /** Keeps a statement of ours behind the current answer. */
+    final void keep(Statement s) {
+        ours.add(s);
     }
 
     /** The statement whose results the application reads now. */
     private Statement current() {
-        return emulated != null ? emulated : delegate;
+        return answer != null ? answer : delegate;
+    }
+
+    /** The current outcome of emulate, or null. */
+    final Outcome outcome() {
+        return outcome;
     }
 
     final ResultSet wrap(ResultSet rs) {
@@ -228,49 +260,50 @@ abstract class GuardedStatement<T extends Statement> implements Statement {
 
     @Override
     public void addBatch(String sql) throws SQLException {
-        if (fast(sql)) {
+        if (guard.passesUnchecked(sql)) {
             delegate.addBatch(sql);
             return;
         }
-        StatementPlan plan = guard.plan(sql); // strict rejects here, before anything is sent
-        if (plan.emulated != null) {
-            addFlagged(new Flagged(plan.emulated, sql)); // a batch runs on our connection: as detect
-        } else if (!plan.flagged.isEmpty()) {
-            addFlagged(plan.flagged.get(0));
-        }
-        delegate.addBatch(plan.sent);
+        StatementPlan plan = guard.plan(sql, false); // strict rejects here, before anything is sent
+        addBatchPlan(plan);
+        delegate.addBatch(plan.sent());
     }
 
-    final void addFlagged(Flagged f) {
-        if (batchFlagged == null) {
-            batchFlagged = new ArrayList<>(2);
+    final void addBatchPlan(StatementPlan plan) {
+        if (plan.unflagged()) {
+            return;
         }
-        batchFlagged.add(f);
+        if (batchPlans == null) {
+            batchPlans = new ArrayList<>(2);
+        }
+        batchPlans.add(plan);
     }
 
     @Override
     public int[] executeBatch() throws SQLException {
-        if (batchFlagged == null && !guard.watchesEveryStatement()) {
+        forgetAnswer();
+        if (batchPlans == null && !guard.watchesEveryStatement()) {
             return delegate.executeBatch();
         }
-        List<Flagged> flagged = batchFlagged == null ? Collections.emptyList() : batchFlagged;
-        batchFlagged = null;
-        return guard.execute(flagged, delegate, null, s -> delegate.executeBatch());
+        List<StatementPlan> plans = batchPlans == null ? Collections.emptyList() : batchPlans;
+        batchPlans = null;
+        return guard.runBatch(plans, delegate, s -> delegate.executeBatch());
     }
 
     @Override
     public long[] executeLargeBatch() throws SQLException {
-        if (batchFlagged == null && !guard.watchesEveryStatement()) {
+        forgetAnswer();
+        if (batchPlans == null && !guard.watchesEveryStatement()) {
             return delegate.executeLargeBatch();
         }
-        List<Flagged> flagged = batchFlagged == null ? Collections.emptyList() : batchFlagged;
-        batchFlagged = null;
-        return guard.execute(flagged, delegate, null, s -> delegate.executeLargeBatch());
+        List<StatementPlan> plans = batchPlans == null ? Collections.emptyList() : batchPlans;
+        batchPlans = null;
+        return guard.runBatch(plans, delegate, s -> delegate.executeLargeBatch());
     }
 
     @Override
     public void clearBatch() throws SQLException {
-        batchFlagged = null;
+        batchPlans = null;
         delegate.clearBatch();
     }
 
@@ -304,9 +337,33 @@ abstract class GuardedStatement<T extends Statement> implements Statement {
         return current().getMoreResults(current);
     }
 
+    /** PostgreSQL's warnings: those of the calls emulate decided, then the statement's own. */
     @Override
-    public java.sql.SQLWarning getWarnings() throws SQLException {
-        return current().getWarnings();
+    public SQLWarning getWarnings() throws SQLException {
+        SQLWarning own = current().getWarnings();
+        Outcome o = outcome;
+        if (o == null || o.rows() != null || o.warnings() == null) {
+            return own;
+        }
+        SQLWarning first = new SQLWarning(o.warnings().getMessage(), o.warnings().getSQLState(), o.warnings().getErrorCode());
+        SQLWarning last = first;
+        for (SQLWarning w = o.warnings().getNextWarning(); w != null; w = w.getNextWarning()) {
+            SQLWarning copy = new SQLWarning(w.getMessage(), w.getSQLState(), w.getErrorCode());
+            last.setNextWarning(copy);
+            last = copy;
+        }
+        if (own != null) {
+            last.setNextWarning(own);
+        }
+        return first;
+    }
+
+    @Override
+    public void clearWarnings() throws SQLException {
+        if (outcome != null && outcome.rows() == null) {
+            outcome = null;
+        }
+        current().clearWarnings();
     }
 
     @Override
@@ -314,18 +371,18 @@ abstract class GuardedStatement<T extends Statement> implements Statement {
         return wrap(delegate.getGeneratedKeys());
     }
 
+    /** A cancel reaches a wait for an advisory lock of emulate too. */
     @Override
-    public void close() throws SQLException {
-        try {
-            if (onHolder != null) {
-                onHolder.close();
-            }
-        } catch (SQLException ignored) {
-            // the holder may be gone already; our own statement is what the application closes
-        }
-        delegate.close();
+    public void cancel() throws SQLException {
+        guard.cancel();
+        delegate.cancel();
     }
 
+    @Override
+    public void close() throws SQLException {
+        forgetAnswer();
+        delegate.close();
+    }
 
     @Override
     public String toString() {

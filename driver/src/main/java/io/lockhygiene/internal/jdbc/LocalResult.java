@@ -12,7 +12,7 @@ import io.lockhygiene.build.Forwarding;
  * <ul>
  * <li>after its COMMIT / ROLLBACK text, sent on a statement of ours with the leak check in the same
  * round trip: what pgjdbc shows after such a text, no result set and an update count of 0;</li>
- * <li>after a lock statement emulate decided in its lock table: the one row PostgreSQL would have
+ * <li>after a statement whose calls emulate decided and answered itself: the rows PostgreSQL would have
  * returned, as a pgjdbc result set.</li>
  * </ul>
  * With PostgreSQL's warnings for it. Everything else (fetch size, timeouts, close) is the application's
@@ -37,9 +37,10 @@ abstract class LocalResult implements Statement {
         return new GeneratedLocalResult(appStatement, null, warnings);
     }
 
-    /** A row answered by emulate. */
-    static LocalResult row(Statement appStatement, ResultSet row, SQLWarning warnings) {
-        return new GeneratedLocalResult(appStatement, row, warnings);
+    /** Rows answered by emulate, as a pgjdbc result set of the application's statement. */
+    static LocalResult rows(Statement appStatement, io.lockhygiene.internal.emulation.LocalRows rows) throws SQLException {
+        return new GeneratedLocalResult(appStatement, io.lockhygiene.internal.pgjdbc.Pgjdbc.driverResultSet(appStatement,
+                rows.labels(), rows.types(), rows.rows()), rows.warnings());
     }
 
     /** pgjdbc's words and state for executeUpdate of a statement that returns rows. */

@@ -10,6 +10,11 @@ import java.sql.Statement;
 import java.util.concurrent.Executor;
 
 import io.lockhygiene.build.Forwarding;
+import io.lockhygiene.internal.guard.ConnectionGuard;
+import io.lockhygiene.internal.guard.StatementPlan;
+import io.lockhygiene.internal.holder.HolderRoute;
+import io.lockhygiene.internal.lint.SkipLockedLint;
+import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 
 /**
@@ -25,10 +30,12 @@ public abstract class LockHygieneConnection implements Connection {
     /**
      * For the agent, which subclasses this at run time to add pgjdbc's {@code PGConnection} interface (so
      * that casts keep working) in the class loader that has pgjdbc. Applications use {@link #wrap}.
+     *
+     * @throws SQLException when emulate's {@code lockhygiene.holderUrl} cannot be used (the message says why)
      */
-    protected LockHygieneConnection(Connection delegate, Settings settings, HolderFactory holderFactory) {
+    protected LockHygieneConnection(Connection delegate, Settings settings, HolderRoute route) throws SQLException {
         this.delegate = delegate;
-        this.guard = new ConnectionGuard(delegate, settings, holderFactory);
+        this.guard = new ConnectionGuard(delegate, settings, route);
     }
 
     /** The pgjdbc connection underneath, for the agent's generated PGConnection methods. */
@@ -37,38 +44,36 @@ public abstract class LockHygieneConnection implements Connection {
     }
 
     /**
-     * emulate with a holder that borrows from the application's own pool: its connection is taken before
-     * the application's (see {@link SharedHolder#reserve}).
-     */
-    public static void reserveHolder(Settings settings, HolderFactory holderFactory) throws SQLException {
-        if (settings.mode() == Settings.Mode.EMULATE && holderFactory.pooled()) {
-            SharedHolder.reserve(holderFactory);
-        }
-    }
-
-    /**
      * Wraps a pgjdbc connection, unless it is already one of ours (a pool of our connections behind our
-     * DataSource, say): work is never done twice.
+     * DataSource, say): work is never done twice. A connection that cannot be guarded as configured is
+     * closed and refused.
      *
-     * @param holderFactory opens another connection to the same place, for emulate's lock holder; may be
-     *                      null, and then emulate falls back to detect
+     * @param route where it came from, for emulate's lock holder; may be null, and then emulate behaves as
+     *              detect
      */
-    public static Connection wrap(Connection pgConnection, Settings settings, HolderFactory holderFactory)
-            throws SQLException {
+    public static Connection wrap(Connection pgConnection, Settings settings, HolderRoute route) throws SQLException {
         if (pgConnection.isWrapperFor(LockHygieneConnection.class)) {
             return pgConnection;
         }
-        String refusal = io.lockhygiene.internal.lint.SkipLockedLint.checkAtConnect(settings.skipLocked(),
-                io.lockhygiene.internal.lint.SkipLockedLint.parserAvailable());
+        String refusal = SkipLockedLint.checkAtConnect(settings.skipLocked(), SkipLockedLint.parserAvailable());
         if (refusal != null) {
-            try {
-                pgConnection.close();
-            } catch (SQLException | RuntimeException ignored) {
-                // refused anyway; the refusal is what the application must see
-            }
+            closeQuietly(pgConnection);
             throw new SQLException("LockHygiene refused the connection: " + refusal, "HY024");
         }
-        return new GeneratedConnection(pgConnection, settings, holderFactory);
+        try {
+            return new GeneratedConnection(pgConnection, settings, route);
+        } catch (SQLException | RuntimeException e) {
+            closeQuietly(pgConnection);
+            throw e;
+        }
+    }
+
+    private static void closeQuietly(Connection c) {
+        try {
+            c.close();
+        } catch (SQLException | RuntimeException ignored) {
+            // refused anyway; the refusal is what the application must see
+        }
     }
 
     /** The settings this connection resolved at connect time. */
@@ -102,67 +107,62 @@ public abstract class LockHygieneConnection implements Connection {
 
     @Override
     public PreparedStatement prepareStatement(String sql) throws SQLException {
-        StatementPlan plan = guard.plan(sql);
-        return new GeneratedPreparedStatement<>(target(plan).prepareStatement(plan.sent), this, plan);
+        StatementPlan plan = guard.plan(sql, false);
+        return new GeneratedPreparedStatement<>(delegate.prepareStatement(plan.sent()), this, plan);
     }
 
     @Override
     public PreparedStatement prepareStatement(String sql, int resultSetType, int resultSetConcurrency)
             throws SQLException {
-        StatementPlan plan = guard.plan(sql);
-        return new GeneratedPreparedStatement<>(target(plan).prepareStatement(plan.sent, resultSetType, resultSetConcurrency),
+        StatementPlan plan = guard.plan(sql, false);
+        return new GeneratedPreparedStatement<>(delegate.prepareStatement(plan.sent(), resultSetType, resultSetConcurrency),
                 this, plan);
     }
 
     @Override
     public PreparedStatement prepareStatement(String sql, int resultSetType, int resultSetConcurrency,
                                               int resultSetHoldability) throws SQLException {
-        StatementPlan plan = guard.plan(sql);
-        return new GeneratedPreparedStatement<>(target(plan).prepareStatement(plan.sent, resultSetType, resultSetConcurrency,
+        StatementPlan plan = guard.plan(sql, false);
+        return new GeneratedPreparedStatement<>(delegate.prepareStatement(plan.sent(), resultSetType, resultSetConcurrency,
                 resultSetHoldability), this, plan);
     }
 
     @Override
     public PreparedStatement prepareStatement(String sql, int autoGeneratedKeys) throws SQLException {
-        StatementPlan plan = guard.plan(sql);
-        return new GeneratedPreparedStatement<>(target(plan).prepareStatement(plan.sent, autoGeneratedKeys), this, plan);
+        StatementPlan plan = guard.plan(sql, false);
+        return new GeneratedPreparedStatement<>(delegate.prepareStatement(plan.sent(), autoGeneratedKeys), this, plan);
     }
 
     @Override
     public PreparedStatement prepareStatement(String sql, int[] columnIndexes) throws SQLException {
-        StatementPlan plan = guard.plan(sql);
-        return new GeneratedPreparedStatement<>(target(plan).prepareStatement(plan.sent, columnIndexes), this, plan);
+        StatementPlan plan = guard.plan(sql, false);
+        return new GeneratedPreparedStatement<>(delegate.prepareStatement(plan.sent(), columnIndexes), this, plan);
     }
 
     @Override
     public PreparedStatement prepareStatement(String sql, String[] columnNames) throws SQLException {
-        StatementPlan plan = guard.plan(sql);
-        return new GeneratedPreparedStatement<>(target(plan).prepareStatement(plan.sent, columnNames), this, plan);
+        StatementPlan plan = guard.plan(sql, false);
+        return new GeneratedPreparedStatement<>(delegate.prepareStatement(plan.sent(), columnNames), this, plan);
     }
 
     @Override
     public CallableStatement prepareCall(String sql) throws SQLException {
-        StatementPlan plan = guard.plan(sql, false);
-        return new GeneratedCallableStatement(target(plan).prepareCall(plan.sent), this, plan);
+        StatementPlan plan = guard.plan(sql, true);
+        return new GeneratedCallableStatement(delegate.prepareCall(plan.sent()), this, plan);
     }
 
     @Override
     public CallableStatement prepareCall(String sql, int resultSetType, int resultSetConcurrency) throws SQLException {
-        StatementPlan plan = guard.plan(sql, false);
-        return new GeneratedCallableStatement(target(plan).prepareCall(plan.sent, resultSetType, resultSetConcurrency), this, plan);
+        StatementPlan plan = guard.plan(sql, true);
+        return new GeneratedCallableStatement(delegate.prepareCall(plan.sent(), resultSetType, resultSetConcurrency), this, plan);
     }
 
     @Override
     public CallableStatement prepareCall(String sql, int resultSetType, int resultSetConcurrency,
                                          int resultSetHoldability) throws SQLException {
-        StatementPlan plan = guard.plan(sql, false);
-        return new GeneratedCallableStatement(target(plan).prepareCall(plan.sent, resultSetType, resultSetConcurrency,
+        StatementPlan plan = guard.plan(sql, true);
+        return new GeneratedCallableStatement(delegate.prepareCall(plan.sent(), resultSetType, resultSetConcurrency,
                 resultSetHoldability), this, plan);
-    }
-
-    /** Emulated statements are prepared on the lock holder; all others on the application's connection. */
-    private Connection target(StatementPlan plan) throws SQLException {
-        return plan.emulated != null ? guard.holderConnection() : delegate;
     }
 
     @Override
@@ -186,27 +186,27 @@ public abstract class LockHygieneConnection implements Connection {
     @Override
     public Savepoint setSavepoint() throws SQLException {
         Savepoint sp = delegate.setSavepoint();
-        guard.followSavepoint(io.lockhygiene.internal.sql.TransactionControl.Kind.SAVEPOINT, sp);
+        guard.followSavepoint(TransactionControl.Kind.SAVEPOINT, sp);
         return sp;
     }
 
     @Override
     public Savepoint setSavepoint(String name) throws SQLException {
         Savepoint sp = delegate.setSavepoint(name);
-        guard.followSavepoint(io.lockhygiene.internal.sql.TransactionControl.Kind.SAVEPOINT, sp);
+        guard.followSavepoint(TransactionControl.Kind.SAVEPOINT, sp);
         return sp;
     }
 
     @Override
     public void rollback(Savepoint savepoint) throws SQLException {
         delegate.rollback(savepoint); // not a transaction end
-        guard.followSavepoint(io.lockhygiene.internal.sql.TransactionControl.Kind.ROLLBACK_TO, savepoint);
+        guard.followSavepoint(TransactionControl.Kind.ROLLBACK_TO, savepoint);
     }
 
     @Override
     public void releaseSavepoint(Savepoint savepoint) throws SQLException {
         delegate.releaseSavepoint(savepoint);
-        guard.followSavepoint(io.lockhygiene.internal.sql.TransactionControl.Kind.RELEASE, savepoint);
+        guard.followSavepoint(TransactionControl.Kind.RELEASE, savepoint);
     }
 
     @Override
@@ -217,7 +217,7 @@ public abstract class LockHygieneConnection implements Connection {
 
     @Override
     public void abort(Executor executor) throws SQLException {
-        guard.onAbort(executor);
+        guard.onAbort();
         delegate.abort(executor);
     }
 

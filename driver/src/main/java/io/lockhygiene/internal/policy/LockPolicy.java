@@ -4,97 +4,118 @@ import io.lockhygiene.internal.sql.ScanResult;
 import io.lockhygiene.settings.Settings;
 
 /**
- * The pure decision table: (what the statement calls, where we are, mode) to {@link Decision}. Session
- * locks are legitimate under session pooling and direct connections; only transaction pooling changes
- * anything. The connection guard acts on exactly what this returns.
+ * The one decision table: (what the statement calls and whether emulate can follow its shape, where we
+ * are, the settings) to the whole {@link Plan}. Session locks are legitimate under session pooling and
+ * direct connections; only transaction pooling (or connections a pool lends to any thread, under emulate)
+ * changes anything. Pure; the connection guard carries out exactly what it returns.
  */
 public final class LockPolicy {
 
     private LockPolicy() {
     }
 
-    /**
-     * A statement can run on the lock holder when it is one statement that only reads: the holder then
-     * gives it exactly PostgreSQL's session-lock semantics. One that also writes, locks rows or changes
-     * session or transaction state must stay on the application's connection, in its transaction.
-     */
-    public static boolean canEmulate(ScanResult scan) {
-        return scan.hasSessionLevelCall() && canRunOnHolder(scan);
+    /** True when connections of these settings need a lock holder (the only reader of the mode besides this table). */
+    public static boolean emulates(Settings settings) {
+        return settings.mode() == Settings.Mode.EMULATE;
     }
 
-    /** One statement that only reads: it may run on the lock holder. */
-    public static boolean canRunOnHolder(ScanResult scan) {
-        return !scan.hasWrites() && scan.statementCount() == 1;
+    /** True when these settings do nothing at all (the driver hands out pgjdbc's own connection). */
+    public static boolean off(Settings settings) {
+        return settings.mode() == Settings.Mode.OFF;
+    }
+
+    /** What a statement's shape is to emulate. */
+    public enum Shape {
+        /** Not asked (not emulate, or no advisory call). */
+        NONE,
+        /** The lock table can decide every call. */
+        SUPPORTED,
+        /** A text of several statements. */
+        SEVERAL,
+        /** Something the table cannot follow exactly. */
+        UNSUPPORTED,
+        /** Bind parameters in a plain Statement's text: pgjdbc answers that itself. */
+        UNBOUND
     }
 
     /**
-     * @param holderAvailable emulate: this connection can open a lock holder
+     * @param scan what the text calls
+     * @param shape emulate: whether its calls can be decided in the table
+     * @param unsupported why not, for a refusal (null otherwise)
      */
-    public static Decision decide(ScanResult scan, Situation where, Settings.Mode mode, Settings.LeakCheck leakCheck,
-                                  boolean holderAvailable) {
-        if (mode == Settings.Mode.OFF || !where.transactionPooling() || scan.calls().isEmpty()) {
-            return Decision.PASS;
+    public static Plan plan(ScanResult scan, Shape shape, String unsupported, Situation where, Settings.Mode mode,
+                            Settings.LeakCheck leakCheck) {
+        if (mode == Settings.Mode.OFF) {
+            return Plan.PASS;
         }
-        if (!scan.hasSessionLevelCall()) {
-            // xact-level calls alone: only emulate moves them, to the holder, while it is their venue
-            return mode == Settings.Mode.EMULATE && holderAvailable && where.status() != Situation.TransactionStatus.FAILED
-                    && canRunOnHolder(scan) && where.venue() == Situation.Venue.HOLDER ? Decision.EMULATE : Decision.PASS;
+        boolean checked = leakCheck != Settings.LeakCheck.NEVER;
+        if (scan.calls().isEmpty()) {
+            // leakCheck=always: under transaction pooling every autocommit statement ends a transaction whose
+            // server must be checked
+            return leakCheck == Settings.LeakCheck.ALWAYS && wraps(where, scan) ? Plan.PASS_WRAPPED : Plan.PASS;
         }
         if (where.status() == Situation.TransactionStatus.FAILED) {
-            // PostgreSQL answers 25P02 to anything but the transaction's end: send it as it is, add nothing
-            return Decision.PASS;
+            return Plan.PASS; // PostgreSQL answers 25P02 to anything but the transaction's end: nothing of ours
+        }
+        if (!where.transactionPooling()) {
+            // a session is a session there: its session locks are legitimate, and checked when it is returned
+            return scan.hasSessionLevelCall() ? Plan.RECORD : Plan.PASS;
+        }
+        if (mode == Settings.Mode.EMULATE && where.emulating()) {
+            return emulate(scan, shape, unsupported, where);
+        }
+        if (!scan.hasSessionLevelCall()) {
+            return Plan.PASS; // transaction-level calls are hygienic
         }
         switch (mode) {
             case STRICT:
                 if (scan.hasSessionAcquire()) {
-                    return Decision.REJECT;
+                    return Plan.REJECT;
                 }
                 break; // unlocks alone take nothing: as detect
-            case EMULATE:
-                // Inside a transaction the application's server is pinned anyway: unless the holder is this
-                // transaction's venue, the call runs there (a lock still held at the end moves to the holder).
-                // Never the other way: a transaction that pins its server must not wait for the holder to
-                // find one (with every server pinned by such transactions, nobody would move).
-                if (holderAvailable && canEmulate(scan) && (where.venue() == Situation.Venue.HOLDER
-                        || (where.venue() == Situation.Venue.UNDECIDED
-                            && where.status() != Situation.TransactionStatus.OPEN))) {
-                    return Decision.EMULATE;
-                }
-                break; // writes, several statements, or on the application's server: recorded, moved at the end
             case REWRITE:
                 if (anyCallInTransaction(scan, where)) {
-                    return Decision.REWRITE;
+                    return Plan.REWRITE;
                 }
-                // In autocommit an xact lock would end with the statement: keep the session form (as detect)
-                break;
-            case DETECT:
+                break; // in autocommit an xact lock would end with the statement: keep the session form
             default:
                 break;
         }
-        return wrapsAutocommit(where, scan.hasTransactionControl(), leakCheck != Settings.LeakCheck.NEVER);
+        return checked && wraps(where, scan) ? Plan.RECORD_WRAPPED : Plan.RECORD;
     }
 
-    /**
-     * leakCheck=always: an execution with no session-level call is wrapped under the same rule, since under
-     * transaction pooling every autocommit statement ends a transaction whose server must be checked.
-     */
-    public static Decision decideUnflagged(Situation where, boolean textHasTransactionControl,
-                                           Settings.Mode mode, Settings.LeakCheck leakCheck) {
-        if (mode == Settings.Mode.OFF || leakCheck != Settings.LeakCheck.ALWAYS || !where.transactionPooling()
-                || where.status() == Situation.TransactionStatus.FAILED) {
-            return Decision.PASS;
+    private static Plan emulate(ScanResult scan, Shape shape, String unsupported, Situation where) {
+        if (where.venue() == Situation.Venue.APPLICATION) {
+            if (scan.hasSessionLevelCall()) {
+                return Plan.refuse("a session-level advisory call in a transaction whose transaction-level advisory"
+                        + " locks are on its own server (taken earlier in it by a statement the lock table cannot"
+                        + " follow)");
+            }
+            return Plan.ON_SERVER;
         }
-        return wrapsAutocommit(where, textHasTransactionControl, true);
+        switch (shape) {
+            case SUPPORTED:
+                return Plan.EMULATE;
+            case SEVERAL:
+                return Plan.SPLIT;
+            case UNBOUND:
+                return Plan.PASS;
+            default:
+                break;
+        }
+        if (!scan.hasSessionLevelCall() && !where.ownerBusy()) {
+            return Plan.ON_SERVER;
+        }
+        return Plan.refuse(unsupported == null ? "a statement emulate cannot follow" : unsupported);
     }
 
     /**
-     * A statement that runs while no transaction is open on the server is wrapped in one of ours, so the
-     * leak check at its COMMIT runs on the server that holds the lock; a text with its own BEGIN or COMMIT
-     * never is (our transaction would swallow or end theirs).
+     * A statement that runs while no transaction is open on the server is wrapped in one of ours, so the leak
+     * check at its COMMIT runs on the server that held it; a text with its own BEGIN or COMMIT never is
+     * (our transaction would swallow or end theirs).
      */
-    private static Decision wrapsAutocommit(Situation where, boolean textHasTransactionControl, boolean checked) {
-        return checked && !where.statementRunsInTransaction() && !textHasTransactionControl
-                ? Decision.WRAP_IN_TRANSACTION : Decision.PASS;
+    private static boolean wraps(Situation where, ScanResult scan) {
+        return where.transactionPooling() && !where.statementRunsInTransaction() && !scan.hasTransactionControl();
     }
 
     private static boolean anyCallInTransaction(ScanResult scan, Situation where) {

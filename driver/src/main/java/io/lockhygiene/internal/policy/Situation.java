@@ -2,7 +2,7 @@ package io.lockhygiene.internal.policy;
 
 /**
  * "Where are we" for one statement, computed in one place (the connection guard) from what the server
- * reported, and the only input the decision table needs besides the statement's scan. The transaction
+ * reported, and the only input the decision table needs besides the statement itself. The transaction
  * status is the one the server sent with its last ReadyForQuery (pgjdbc tracks it), never what the JDBC
  * API was told: a transaction opened with BEGIN as text is open although autocommit is on.
  */
@@ -11,36 +11,35 @@ public final class Situation {
     public enum TransactionStatus { IDLE, OPEN, FAILED }
 
     /**
-     * emulate: where this transaction's advisory calls run. Chosen at its first advisory call and kept
-     * to its end, so that one transaction never waits for itself across two servers: on the lock holder
-     * when it held locks already (the application's xact locks then go there too, released at the
-     * transaction's end), on the application's own server otherwise (session locks still held at the
-     * end move to the holder).
+     * emulate: where the open transaction's advisory calls run. In the lock table, unless a statement whose
+     * shape the table cannot follow ran its transaction-level calls on the application's own server: then the
+     * rest of that transaction's calls run there too, so that it never waits for itself across two backends.
      */
-    public enum Venue { UNDECIDED, HOLDER, APPLICATION }
+    public enum Venue { UNDECIDED, TABLE, APPLICATION }
 
     private final TransactionStatus status;
     private final boolean autoCommit;
     private final boolean transactionPooling;
-    private final boolean holderHolding;
+    private final boolean emulating;
     private final Venue venue;
+    private final boolean ownerBusy;
 
-    public Situation(TransactionStatus status, boolean autoCommit, boolean transactionPooling, boolean holderHolding) {
-        this(status, autoCommit, transactionPooling, holderHolding, holderHolding ? Venue.HOLDER : Venue.UNDECIDED);
+    public Situation(TransactionStatus status, boolean autoCommit, boolean transactionPooling) {
+        this(status, autoCommit, transactionPooling, false, Venue.UNDECIDED, false);
     }
 
-    public Situation(TransactionStatus status, boolean autoCommit, boolean transactionPooling, boolean holderHolding,
-                     Venue venue) {
+    /**
+     * @param emulating emulate with a lock holder
+     * @param ownerBusy emulate: the owner holds something in the lock table (or has a transaction there)
+     */
+    public Situation(TransactionStatus status, boolean autoCommit, boolean transactionPooling, boolean emulating,
+                     Venue venue, boolean ownerBusy) {
         this.status = status;
         this.autoCommit = autoCommit;
         this.transactionPooling = transactionPooling;
-        this.holderHolding = holderHolding;
+        this.emulating = emulating;
         this.venue = venue;
-    }
-
-    /** emulate: where advisory calls run now (see {@link Venue}). */
-    public Venue venue() {
-        return venue;
+        this.ownerBusy = ownerBusy;
     }
 
     public TransactionStatus status() {
@@ -55,9 +54,19 @@ public final class Situation {
         return transactionPooling;
     }
 
-    /** emulate: the connection's lock holder holds at least one lock now. */
-    public boolean holderHolding() {
-        return holderHolding;
+    /** emulate with a lock holder. */
+    public boolean emulating() {
+        return emulating;
+    }
+
+    /** emulate: where the open transaction's advisory calls run (see {@link Venue}). */
+    public Venue venue() {
+        return venue;
+    }
+
+    /** emulate: the owner holds something in the lock table. */
+    public boolean ownerBusy() {
+        return ownerBusy;
     }
 
     /**
@@ -71,6 +80,6 @@ public final class Situation {
     @Override
     public String toString() {
         return "Situation[" + status + (autoCommit ? ", autocommit" : "") + (transactionPooling ? ", transaction pooling" : "")
-                + (holderHolding ? ", holder holding" : "") + ", venue " + venue + "]";
+                + (emulating ? ", emulating, venue " + venue + (ownerBusy ? ", owner busy" : "") : "") + "]";
     }
 }

@@ -39,7 +39,30 @@ public final class SettingsReader {
                 parse(Settings.LeakCheck.class, Setting.LEAK_CHECK, connectionKeys, system, env),
                 parse(Settings.LogSql.class, Setting.LOG_SQL, connectionKeys, system, env),
                 parseMillis(Setting.LOCK_TIMEOUT, connectionKeys, system, env),
-                parse(Settings.SkipLocked.class, Setting.SKIP_LOCKED, connectionKeys, system, env));
+                parse(Settings.SkipLocked.class, Setting.SKIP_LOCKED, connectionKeys, system, env),
+                holderUrl(connectionKeys, system, env));
+    }
+
+    /** auto, pooler, or a pgjdbc URL ({@code jdbc:lockhygiene:postgresql:} is taken as its pgjdbc URL). */
+    private static String holderUrl(Map<String, String> connectionKeys, Properties system, Function<String, String> env) {
+        String[] found = lookup(Setting.HOLDER_URL, connectionKeys, system, env);
+        if (found == null) {
+            return Settings.HOLDER_AUTO;
+        }
+        String value = found[0].trim();
+        String lower = value.toLowerCase(Locale.ROOT);
+        if (lower.equals(Settings.HOLDER_AUTO) || lower.equals(Settings.HOLDER_POOLER)) {
+            return lower;
+        }
+        if (ConnectionUrl.accepts(value)) {
+            return ConnectionUrl.parse(value).targetUrl();
+        }
+        if (value.startsWith("jdbc:postgresql:")) {
+            return value;
+        }
+        throw new IllegalArgumentException("Bad value '" + ConnectionUrl.redact(value) + "' for "
+                + Setting.HOLDER_URL.key() + " (from " + found[1] + "); allowed: auto, pooler, or a pgjdbc URL"
+                + " (jdbc:postgresql://host:port/database)");
     }
 
     /**

@@ -70,6 +70,16 @@ public enum AdvisoryFunction {
         return tryLock;
     }
 
+    /** True when the function returns boolean (the try forms and the unlocks); the others return void. */
+    public boolean returnsBoolean() {
+        return tryLock || kind == Kind.RELEASE;
+    }
+
+    /** Number of key arguments of its forms: 0 for unlock_all, otherwise 1 (bigint) or 2 (int, int). */
+    public boolean takesKey() {
+        return kind != Kind.RELEASE_ALL;
+    }
+
     /** The name {@code rewrite} mode splices in for this session-level function, null for xact ones. */
     public String rewriteTo() {
         return rewriteTo;
@@ -79,7 +89,7 @@ public enum AdvisoryFunction {
      * The function named by {@code text[start, end)}: case-folded ASCII when bare (as PostgreSQL folds
      * unquoted identifiers), exact when quoted. Null if it is none of ours.
      */
-    static AdvisoryFunction byName(CharSequence text, int start, int end, boolean quoted) {
+    public static AdvisoryFunction byName(CharSequence text, int start, int end, boolean quoted) {
         int len = end - start;
         for (AdvisoryFunction f : ALL) {
             String n = f.sqlName;

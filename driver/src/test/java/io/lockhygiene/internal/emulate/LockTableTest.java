@@ -17,9 +17,11 @@ class LockTableTest {
     private final Object b = "b";
     private final AdvisoryKey k = AdvisoryKey.bigint(7);
 
+    private final Object backend = "main";
+
     private void take(Object owner, AdvisoryKey key, boolean shared, Object tx, int level) {
         if (table.serverNeeds(key, shared)) {
-            table.serverTook(key, shared);
+            table.serverTook(key, shared, backend);
         }
         table.grant(owner, key, shared, tx, level);
     }
@@ -94,7 +96,7 @@ class LockTableTest {
     void serverHoldsEachModeSomeOwnerHolds() {
         take(a, k, false, null, 0);
         assertTrue(table.serverNeeds(k, true));
-        assertTrue(table.serverHoldsExclusive(k));
+        assertSame(backend, table.serverHolder(k, false));
         take(a, k, true, null, 0);
         assertTrue(table.unlock(a, k, false));
         List<ServerLock> surplus = table.surplus();
@@ -116,25 +118,45 @@ class LockTableTest {
     }
 
     @Test
-    void aWaitCycleIsADeadlock() {
+    void aWaitCycleIsADeadlockAndAReleasedLockEndsIt() {
         Object c = "c";
-        assertFalse(table.startWaiting(a, b, k));
-        assertFalse(table.startWaiting(b, c, k));
-        assertTrue(table.startWaiting(c, a, k));
-        table.stopWaiting(b, k);
-        assertFalse(table.startWaiting(c, a, k));
+        AdvisoryKey k2 = AdvisoryKey.bigint(8);
+        AdvisoryKey k3 = AdvisoryKey.bigint(9);
+        take(b, k, false, null, 0);
+        take(c, k2, false, null, 0);
+        take(a, k3, false, null, 0);
+        assertFalse(table.enqueue(a, k, false, b));
+        assertFalse(table.enqueue(b, k2, false, c));
+        assertTrue(table.enqueue(c, k3, false, a), "c waits for a, who waits for b, who waits for c");
+        table.unlock(c, k2, false); // b's turn now: it waits for nobody
+        assertNull(table.waitingFor(b));
+        assertFalse(table.enqueue(c, k3, false, a), "no cycle left: who waits for whom is read from the table as it is");
     }
 
     @Test
-    void aReleasedLockWithALocalWaiterStaysOnTheServerForIt() {
+    void aReleasedLockWithAQueuedOwnerStaysOnTheServerForIt() {
         take(a, k, false, null, 0);
-        assertFalse(table.startWaiting(b, a, k));
+        assertSame(a, table.blocker(b, k, false));
+        assertFalse(table.enqueue(b, k, false, a));
         assertTrue(table.unlock(a, k, false));
         assertTrue(table.surplus().isEmpty(), "handed over, no round trip");
-        assertNull(table.blocker(b, k, false));
+        assertNull(table.blockerInQueue(b, k, false));
         assertFalse(table.serverNeeds(k, false));
-        table.stopWaiting(b, k);
+        table.dequeue(b, k);
         assertEquals(1, table.surplus().size(), "the waiter gave up: the server lock goes");
+    }
+
+    @Test
+    void aRequestConflictingWithAQueuedOneWaitsBehindItAsInPostgreSql() {
+        take(a, k, true, null, 0);
+        assertFalse(table.enqueue(b, k, false, a)); // b waits for the exclusive mode
+        Object c = "c";
+        assertSame(b, table.blocker(c, k, true), "a shared request queues behind the exclusive one (waitMask)");
+        assertSame(b, table.queuedConflict(c, k, true), "so a shared try is refused");
+        assertNull(table.blocker(a, k, true), "a holds a mode b waits for: it goes first, as PostgreSQL lets it");
+        assertSame(a, table.blockerInQueue(b, k, false));
+        table.unlock(a, k, true);
+        assertNull(table.blockerInQueue(b, k, false), "b's turn");
     }
 
     @Test

@@ -1,81 +1,108 @@
 package io.lockhygiene.internal.policy;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import io.lockhygiene.internal.policy.Situation.TransactionStatus;
+import io.lockhygiene.internal.policy.Situation.Venue;
+import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.shape.ShapeParser;
+import io.lockhygiene.internal.sql.ScanResult;
 import io.lockhygiene.internal.sql.SqlScanner;
 import io.lockhygiene.settings.Settings.LeakCheck;
 import io.lockhygiene.settings.Settings.Mode;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
-/** The decision table the guard runs: every input of {@link Situation}, read as the server reports it. */
+/**
+ * The one decision table the guard carries out: every input of {@link Situation}, read as the server
+ * reports it, and the statement's shape under emulate, to the whole plan (what runs, wrapped or not).
+ */
 class LockPolicyTest {
 
-    @ParameterizedTest(name = "{0} | {1} pooling={2} autocommit={3} holder={4} {5} -> {6}")
+    private static LockPolicy.Shape shapeOf(String sql, ScanResult scan, boolean emulate) {
+        if (!emulate || scan.calls().isEmpty()) {
+            return LockPolicy.Shape.NONE;
+        }
+        LockShape s = ShapeParser.parse(sql);
+        if (s.isSupported()) {
+            return LockPolicy.Shape.SUPPORTED;
+        }
+        return s.unsupported().equals(ShapeParser.SEVERAL_STATEMENTS) ? LockPolicy.Shape.SEVERAL : LockPolicy.Shape.UNSUPPORTED;
+    }
+
+    @ParameterizedTest(name = "{0} | {1} pooling={2} autocommit={3} venue={4} busy={5} {6} -> {7}")
     @CsvSource(delimiter = '|', value = {
-            // statement                                        | status | txPool | autoCommit | holder holds | mode    | decision
-            "SELECT pg_advisory_lock(1)                         | IDLE   | true  | true  | false | DETECT  | WRAP_IN_TRANSACTION",
-            "SELECT pg_advisory_lock(1)                         | IDLE   | true  | false | false | DETECT  | PASS",
-            "SELECT pg_advisory_lock(1)                         | IDLE   | true  | false | false | REWRITE | REWRITE",
-            "SELECT pg_advisory_lock(1)                         | IDLE   | true  | true  | false | REWRITE | WRAP_IN_TRANSACTION",
-            "SELECT pg_advisory_lock(1)                         | IDLE   | true  | true  | false | STRICT  | REJECT",
-            "SELECT pg_try_advisory_lock_shared(1)              | OPEN   | true  | false | false | STRICT  | REJECT",
-            "SELECT pg_advisory_unlock(1)                       | OPEN   | true  | false | false | STRICT  | PASS",
-            "SELECT pg_advisory_unlock(1)                       | IDLE   | true  | true  | false | STRICT  | WRAP_IN_TRANSACTION",
-            "SELECT pg_advisory_lock(1)                         | IDLE   | true  | true  | false | OFF     | PASS",
-            "SELECT pg_advisory_lock(1)                         | IDLE   | false | true  | false | STRICT  | PASS",
-            "SELECT pg_advisory_lock(1)                         | OPEN   | false | false | false | REWRITE | PASS",
-            "SELECT pg_advisory_xact_lock(1)                    | OPEN   | true  | false | false | STRICT  | PASS",
-            "SELECT 'pg_advisory_lock(1)'                       | IDLE   | true  | true  | false | STRICT  | PASS",
-            "SELECT pg_try_advisory_lock(1)                     | IDLE   | true  | true  | false | EMULATE | EMULATE",
-            "SELECT pg_advisory_unlock_all()                    | IDLE   | true  | false | false | EMULATE | EMULATE",
-            "SELECT pg_try_advisory_lock(id) FROM jobs WHERE state = 1 LIMIT 1 | IDLE | true | true | false | EMULATE | EMULATE",
-            "SELECT pg_try_advisory_lock(id) FROM jobs FOR UPDATE | IDLE | true  | true  | false | EMULATE | WRAP_IN_TRANSACTION",
-            "INSERT INTO log SELECT pg_advisory_lock(1)         | OPEN   | true  | false | false | EMULATE | PASS",
-            "SELECT pg_advisory_lock(1)                         | IDLE   | false | true  | false | EMULATE | PASS",
+            // statement                                         | status | txPool | autoCommit | venue     | owner busy | mode    | plan
+            "SELECT pg_advisory_lock(1)                          | IDLE   | true  | true  | UNDECIDED | false | DETECT  | RECORD wrapped",
+            "SELECT pg_advisory_lock(1)                          | IDLE   | true  | false | UNDECIDED | false | DETECT  | RECORD",
+            "SELECT pg_advisory_lock(1)                          | IDLE   | true  | false | UNDECIDED | false | REWRITE | REWRITE",
+            "SELECT pg_advisory_lock(1)                          | IDLE   | true  | true  | UNDECIDED | false | REWRITE | RECORD wrapped",
+            "SELECT pg_advisory_lock(1)                          | IDLE   | true  | true  | UNDECIDED | false | STRICT  | REJECT",
+            "SELECT pg_try_advisory_lock_shared(1)               | OPEN   | true  | false | UNDECIDED | false | STRICT  | REJECT",
+            "SELECT pg_advisory_unlock(1)                        | OPEN   | true  | false | UNDECIDED | false | STRICT  | RECORD",
+            "SELECT pg_advisory_unlock(1)                        | IDLE   | true  | true  | UNDECIDED | false | STRICT  | RECORD wrapped",
+            "SELECT pg_advisory_lock(1)                          | IDLE   | true  | true  | UNDECIDED | false | OFF     | PASS",
+            // session pooling or direct: legitimate, recorded for the check at return
+            "SELECT pg_advisory_lock(1)                          | IDLE   | false | true  | UNDECIDED | false | STRICT  | RECORD",
+            "SELECT pg_advisory_lock(1)                          | OPEN   | false | false | UNDECIDED | false | REWRITE | RECORD",
+            "SELECT pg_advisory_xact_lock(1)                     | OPEN   | true  | false | UNDECIDED | false | STRICT  | PASS",
+            "SELECT 'pg_advisory_lock(1)'                        | IDLE   | true  | true  | UNDECIDED | false | STRICT  | PASS",
+            // emulate: every shape the table can follow is decided there, in and out of transactions
+            "SELECT pg_try_advisory_lock(1)                      | IDLE   | true  | true  | UNDECIDED | false | EMULATE | EMULATE",
+            "SELECT pg_try_advisory_lock(77)                     | OPEN   | true  | true  | UNDECIDED | false | EMULATE | EMULATE",
+            "SELECT pg_advisory_lock(7742, hashtext('job'))      | OPEN   | true  | false | TABLE     | true  | EMULATE | EMULATE",
+            "SELECT CASE WHEN pg_try_advisory_lock(5) THEN pg_advisory_unlock(5) ELSE false END | IDLE | true | true | UNDECIDED | false | EMULATE | EMULATE",
+            "SELECT pg_try_advisory_lock(id) FROM jobs WHERE id = 1 | IDLE | true | true | UNDECIDED | false | EMULATE | EMULATE",
+            "SELECT 1 AS one; SELECT pg_advisory_unlock(7)        | IDLE   | true  | true  | UNDECIDED | false | EMULATE | SPLIT",
+            // shapes it cannot follow: transaction-level ones run on their own server while the owner holds nothing
+            "SELECT * FROM jobs WHERE pg_try_advisory_xact_lock(id) LIMIT 1 | OPEN | true | false | UNDECIDED | false | EMULATE | ON_SERVER",
+            "SELECT * FROM jobs WHERE pg_try_advisory_xact_lock(id) LIMIT 1 | OPEN | true | false | UNDECIDED | true  | EMULATE | REFUSE",
+            "SELECT * FROM jobs WHERE pg_try_advisory_lock(id) LIMIT 1      | IDLE | true | true  | UNDECIDED | false | EMULATE | REFUSE",
+            "UPDATE jobs SET locked = pg_try_advisory_lock(id)              | IDLE | true | true  | UNDECIDED | false | EMULATE | REFUSE",
+            // once a transaction runs its calls on its own server, its later calls follow (session ones are refused)
+            "SELECT pg_try_advisory_xact_lock(5)                 | OPEN   | true  | false | APPLICATION | false | EMULATE | ON_SERVER",
+            "SELECT pg_try_advisory_lock(5)                      | OPEN   | true  | false | APPLICATION | false | EMULATE | REFUSE",
+            "SELECT pg_advisory_lock(1)                          | IDLE   | false | true  | UNDECIDED | false | EMULATE | RECORD",
             // BEGIN sent as text: autocommit is still on, but the server says a transaction is open
-            "SELECT pg_try_advisory_lock(77)                    | OPEN   | true  | true  | false | DETECT  | PASS",
-            "SELECT pg_try_advisory_lock(77)                    | OPEN   | true  | true  | false | REWRITE | REWRITE",
-            "SELECT pg_try_advisory_lock(77)                    | OPEN   | true  | true  | false | EMULATE | PASS",
-            "SELECT pg_try_advisory_lock(77)                    | OPEN   | true  | true  | true  | EMULATE | EMULATE",
+            "SELECT pg_try_advisory_lock(77)                     | OPEN   | true  | true  | UNDECIDED | false | DETECT  | RECORD",
+            "SELECT pg_try_advisory_lock(77)                     | OPEN   | true  | true  | UNDECIDED | false | REWRITE | REWRITE",
             // a failed transaction: PostgreSQL answers 25P02; nothing of ours is added
-            "SELECT pg_try_advisory_lock(77)                    | FAILED | true  | true  | false | DETECT  | PASS",
-            "SELECT pg_try_advisory_lock(77)                    | FAILED | true  | false | true  | EMULATE | PASS",
-            "SELECT pg_try_advisory_lock(77)                    | FAILED | true  | false | false | STRICT  | PASS",
+            "SELECT pg_try_advisory_lock(77)                     | FAILED | true  | true  | UNDECIDED | false | DETECT  | PASS",
+            "SELECT pg_try_advisory_lock(77)                     | FAILED | true  | false | TABLE     | true  | EMULATE | PASS",
+            "SELECT pg_try_advisory_lock(77)                     | FAILED | true  | false | UNDECIDED | false | STRICT  | PASS",
             // texts with their own transaction control are never wrapped in ours
-            "BEGIN; SELECT pg_advisory_lock(1); COMMIT          | IDLE   | true  | true  | false | DETECT  | PASS",
-            "BEGIN; SELECT pg_advisory_lock(1); COMMIT          | IDLE   | true  | true  | false | REWRITE | REWRITE",
-            "SELECT pg_advisory_lock(1); COMMIT                 | IDLE   | true  | true  | false | REWRITE | PASS",
-            "COMMIT AND CHAIN; SELECT pg_advisory_lock(1)       | OPEN   | true  | true  | false | REWRITE | REWRITE",
+            "BEGIN; SELECT pg_advisory_lock(1); COMMIT           | IDLE   | true  | true  | UNDECIDED | false | DETECT  | RECORD",
+            "BEGIN; SELECT pg_advisory_lock(1); COMMIT           | IDLE   | true  | true  | UNDECIDED | false | REWRITE | REWRITE",
+            "SELECT pg_advisory_lock(1); COMMIT                  | IDLE   | true  | true  | UNDECIDED | false | REWRITE | RECORD",
+            "COMMIT AND CHAIN; SELECT pg_advisory_lock(1)        | OPEN   | true  | true  | UNDECIDED | false | REWRITE | REWRITE",
     })
-    void table(String sql, TransactionStatus status, boolean txPool, boolean autoCommit, boolean holderHolds, Mode mode,
-               Decision expected) {
-        Situation where = new Situation(status, autoCommit, txPool, holderHolds);
-        assertEquals(expected, LockPolicy.decide(SqlScanner.scan(sql), where, mode, LeakCheck.TRACKED, true));
+    void table(String sql, TransactionStatus status, boolean txPool, boolean autoCommit, Venue venue, boolean busy,
+               Mode mode, String expected) {
+        ScanResult scan = SqlScanner.scan(sql);
+        Situation where = new Situation(status, autoCommit, txPool, mode == Mode.EMULATE, venue, busy);
+        Plan plan = LockPolicy.plan(scan, shapeOf(sql, scan, mode == Mode.EMULATE), "why", where, mode, LeakCheck.TRACKED);
+        assertEquals(expected, plan.action() + (plan.wrapped() ? " wrapped" : ""));
+        if (plan.action() == Plan.Action.REFUSE) {
+            assertNotNull(plan.refusal());
+        }
     }
 
     @ParameterizedTest(name = "leakCheck={0} -> {1}")
-    @CsvSource({"TRACKED, WRAP_IN_TRANSACTION", "ALWAYS, WRAP_IN_TRANSACTION", "NEVER, PASS"})
-    void autocommitWrappingFollowsTheLeakCheckSetting(LeakCheck leakCheck, Decision expected) {
-        Situation where = new Situation(TransactionStatus.IDLE, true, true, false);
-        assertEquals(expected, LockPolicy.decide(SqlScanner.scan("SELECT pg_advisory_lock(1)"), where, Mode.DETECT,
-                leakCheck, true));
+    @CsvSource({"TRACKED, RECORD wrapped", "ALWAYS, RECORD wrapped", "NEVER, RECORD"})
+    void autocommitLockCallsAreWrappedUnlessChecksAreOff(LeakCheck leakCheck, String expected) {
+        Situation where = new Situation(TransactionStatus.IDLE, true, true);
+        Plan plan = LockPolicy.plan(SqlScanner.scan("SELECT pg_advisory_lock(1)"), LockPolicy.Shape.NONE, null, where,
+                Mode.DETECT, leakCheck);
+        assertEquals(expected, plan.action() + (plan.wrapped() ? " wrapped" : ""));
     }
 
-    @ParameterizedTest(name = "{0} autocommit={1} control={2} leakCheck={3} -> {4}")
-    @CsvSource({
-            "IDLE  , true , false, ALWAYS , WRAP_IN_TRANSACTION",
-            "IDLE  , true , true , ALWAYS , PASS",
-            "OPEN  , true , false, ALWAYS , PASS",
-            "IDLE  , false, false, ALWAYS , PASS",
-            "FAILED, true , false, ALWAYS , PASS",
-            "IDLE  , true , false, TRACKED, PASS",
-    })
-    void leakCheckAlwaysWrapsEveryAutocommitStatement(TransactionStatus status, boolean autoCommit, boolean control,
-                                                      LeakCheck leakCheck, Decision expected) {
-        Situation where = new Situation(status, autoCommit, true, false);
-        assertEquals(expected, LockPolicy.decideUnflagged(where, control, Mode.DETECT, leakCheck));
+    @ParameterizedTest(name = "leakCheck={0}, autocommit={1} -> {2}")
+    @CsvSource({"ALWAYS, true, PASS wrapped", "ALWAYS, false, PASS", "TRACKED, true, PASS"})
+    void statementsWithoutCallsAreWrappedOnlyWhenEveryEndIsChecked(LeakCheck leakCheck, boolean autoCommit, String expected) {
+        Situation where = new Situation(TransactionStatus.IDLE, autoCommit, true);
+        Plan plan = LockPolicy.plan(SqlScanner.scan("SELECT 1"), LockPolicy.Shape.NONE, null, where, Mode.DETECT, leakCheck);
+        assertEquals(expected, plan.action() + (plan.wrapped() ? " wrapped" : ""));
     }
 }

@@ -80,17 +80,19 @@ class LockLostTest {
     }
 
     /**
-     * The network stops answering (no socketTimeout on the URL): the watchdog's check is bounded by its own
-     * network timeout, so the loss is still said and nothing of ours hangs.
+     * The network to the holder's server stops answering (no socketTimeout on the URL): the watchdog's check is
+     * bounded by its own network timeout, so the loss is still said and nothing of ours hangs. The holder
+     * connects through a TCP proxy named by lockhygiene.holderUrl.
      */
     @Test
     void aBlackholedHolderIsSaidLostWithinTheWatchdogsBound() throws Exception {
-        String url = bed.url(Route.TRANSACTION_POOL);
-        int port = Integer.parseInt(url.replaceAll(".*:(\\d+)/.*", "$1"));
+        String direct = bed.url(Route.DIRECT);
+        int port = Integer.parseInt(direct.replaceAll(".*:(\\d+)/.*", "$1"));
         try (io.lockhygiene.it.bed.TcpProxy proxy = new io.lockhygiene.it.bed.TcpProxy(port);
              EventRecorder events = EventRecorder.all()) {
-            Connection c = java.sql.DriverManager.getConnection("jdbc:lockhygiene:postgresql://127.0.0.1:" + proxy.port()
-                    + "/lockhygiene?prepareThreshold=0&lockhygiene.mode=emulate", bed.credentials());
+            Connection c = java.sql.DriverManager.getConnection(bed.lockHygieneUrl(Route.TRANSACTION_POOL,
+                    "lockhygiene.mode=emulate", "lockhygiene.holderUrl=jdbc:postgresql://127.0.0.1:" + proxy.port()
+                            + "/lockhygiene"), bed.credentials());
             Statement s = c.createStatement();
             assertTrue(bool(s, "SELECT pg_try_advisory_lock(" + (KEY + 1) + ")"));
             proxy.blackhole(true);

@@ -87,24 +87,25 @@ class FaultsTest {
         }
     }
 
+    /** A holder through the pooler loses its lock with the pooler, and says so (class 08). */
     @Test
-    void pgbouncerKilledAndRestartedWhileAnEmulatedLockIsHeld() throws Exception {
+    void pgbouncerKilledAndRestartedWhileAnEmulatedLockIsHeldByAHolderThroughIt() throws Exception {
         long key = 996_010;
         Set<String> threadsBefore = ourThreads();
-        Connection c = bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate");
+        Connection c = bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate",
+                "lockhygiene.holderUrl=pooler");
         Statement s = c.createStatement();
         s.execute("SELECT pg_advisory_lock(" + key + ")");
         assertEquals(1, bed.admin().holdersOf(key).size());
         bed.stopPgBouncer(Route.TRANSACTION_POOL);
         try {
+            assertEquals(List.of(), bed.admin().awaitReleased(key, 10_000), "the lock went with its server");
             SQLException e = assertThrows(SQLException.class, () -> s.execute("SELECT pg_advisory_unlock(" + key + ")"));
-            // pgjdbc's own connection error from the holder, or, when the watchdog noticed the loss first,
-            // LockHygiene's LOCK_LOST report: a connection error (class 08) either way
+            // LockHygiene's LOCK_LOST report once the watchdog noticed: a connection error (class 08)
             assertTrue(e.getSQLState() != null && e.getSQLState().startsWith("08"), e + " " + e.getSQLState());
             if (!(e instanceof PSQLException)) {
                 assertTrue(e.getMessage().contains("lost its server connection"), e.getMessage());
             }
-            assertEquals(List.of(), bed.admin().awaitReleased(key, 10_000), "the lock went with its server");
         } finally {
             bed.startPgBouncer(Route.TRANSACTION_POOL);
         }
@@ -112,6 +113,27 @@ class FaultsTest {
         assertNextConnectionWorks(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate");
         assertEquals(threadsBefore, ourThreads(), "no thread of ours left behind");
         assertEquals(0, bed.admin().idleInTransaction(), "no holder of ours left pinning a server");
+    }
+
+    /** A holder on the server itself (holderUrl=auto) keeps the lock while the pooler restarts. */
+    @Test
+    void pgbouncerKilledAndRestartedWhileAnEmulatedLockIsHeldByADirectHolder() throws Exception {
+        long key = 996_011;
+        Connection c = bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate");
+        Statement s = c.createStatement();
+        s.execute("SELECT pg_advisory_lock(" + key + ")");
+        assertEquals(1, bed.admin().holdersOf(key).size());
+        bed.stopPgBouncer(Route.TRANSACTION_POOL);
+        try {
+            assertEquals(1, bed.admin().holdersOf(key).size(), "the holder is not behind the pooler: the lock stays");
+            assertTrue(io.lockhygiene.it.bed.Sql.bool(s, "SELECT pg_advisory_unlock(" + key + ")"),
+                    "decided in the lock table, with no pooler needed");
+            assertEquals(List.of(), bed.admin().awaitReleased(key, 10_000));
+        } finally {
+            bed.startPgBouncer(Route.TRANSACTION_POOL);
+        }
+        c.close();
+        assertNextConnectionWorks(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate");
     }
 
     @Test

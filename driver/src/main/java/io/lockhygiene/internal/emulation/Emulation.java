@@ -1,0 +1,285 @@
+package io.lockhygiene.internal.emulation;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+
+import io.lockhygiene.internal.emulate.LockOwner;
+import io.lockhygiene.internal.guard.Binds;
+import io.lockhygiene.internal.holder.EndpointResolver;
+import io.lockhygiene.internal.holder.Holder;
+import io.lockhygiene.internal.holder.HolderEndpoint;
+import io.lockhygiene.internal.holder.HolderRoute;
+import io.lockhygiene.internal.holder.Holders;
+import io.lockhygiene.internal.holder.Limits;
+import io.lockhygiene.internal.leak.HeldLock;
+import io.lockhygiene.internal.leak.LeakReporter;
+import io.lockhygiene.internal.pgjdbc.Pgjdbc;
+import io.lockhygiene.internal.policy.Situation;
+import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.sql.TransactionControl;
+import io.lockhygiene.settings.Settings;
+
+/**
+ * What {@code lockhygiene.mode=emulate} keeps for one application connection: the process's lock holder
+ * its statements' calls are decided in, who owns what it takes (the connection, or the thread a pool lends
+ * it to), the open transaction's transaction-level locks in the table ({@link TableTransaction}) and where
+ * that transaction's advisory calls run ({@link Situation.Venue}). The connection guard asks it; every
+ * statement's calls go through {@link #execute}, whatever their shape.
+ *
+ * <p>Not thread-safe beyond a JDBC connection's promise (one thread at a time), except {@link #cancel}.
+ */
+public final class Emulation {
+    private final Connection raw;
+    private final Settings settings;
+    private final String id;
+    private final LeakReporter reporter;
+    private final Holder holder;
+    private final boolean threadOwners;
+    private final LockOwner connectionOwner;
+    private final TableTransaction tableTransaction = new TableTransaction();
+    /** Where the open transaction's advisory calls run; null before its first one. */
+    private Situation.Venue venue;
+    /** The owner whose transaction runs on its own server (to end its count when the transaction ends). */
+    private LockOwner venueOwner;
+    /** The limits of the execution that waits now, for {@link #cancel}. */
+    private volatile Limits waiting;
+    private boolean closed;
+
+    /**
+     * @param route where the application's connection came from; null when emulate cannot place a holder
+     *              (then the connection behaves as detect)
+     * @throws SQLException when {@code lockhygiene.holderUrl} names an endpoint that cannot be used
+     */
+    public Emulation(Connection raw, Settings settings, String id, LeakReporter reporter, HolderRoute route,
+                     boolean on) throws SQLException {
+        this.raw = raw;
+        this.settings = settings;
+        this.id = id;
+        this.reporter = reporter;
+        if (on && route != null) {
+            HolderEndpoint endpoint = EndpointResolver.resolve(route, settings, raw);
+            this.holder = Holders.of(endpoint);
+            this.threadOwners = route.threadOwners();
+            this.connectionOwner = threadOwners ? null : LockOwner.ofConnection(id, reporter);
+            if (route.borrowsFromApplicationPool() && endpoint.kind() == HolderEndpoint.Kind.APPLICATION_ROUTE) {
+                holder.reserve(); // it borrows from the application's pool: its connection first, and kept
+            }
+            if (connectionOwner != null) {
+                holder.userOpened();
+            }
+        } else {
+            this.holder = null;
+            this.threadOwners = false;
+            this.connectionOwner = null;
+        }
+    }
+
+    /** emulate with a lock holder. */
+    public boolean on() {
+        return holder != null;
+    }
+
+    /** Connections a pool lends to any thread: the thread owns the locks. */
+    public boolean threadOwners() {
+        return threadOwners;
+    }
+
+    /** Who owns the locks this connection's statements take now. */
+    LockOwner owner() {
+        return threadOwners ? holder.threadOwner(reporter) : connectionOwner;
+    }
+
+    /** Where the open transaction's advisory calls run (TABLE until a statement ran them on its own server). */
+    public Situation.Venue venue() {
+        return venue == null ? Situation.Venue.UNDECIDED : venue;
+    }
+
+    /**
+     * True when the owner holds anything in the lock table, or has a transaction there, or runs a
+     * transaction on its own server through another connection: a statement the table cannot decide would
+     * then answer otherwise than PostgreSQL.
+     */
+    public boolean ownerBusy() {
+        LockOwner o = owner();
+        return tableTransaction.active() || holder.holdsAnything(o) || (venue == null && o.hasServerTransaction());
+    }
+
+    /** True while the open transaction has emulation state its end must settle. */
+    public boolean transactionPending() {
+        return holder != null && (tableTransaction.active() || venue != null);
+    }
+
+    /**
+     * One execution of a statement whose calls the lock table decides (see {@link ShapeExecution}).
+     *
+     * @param binds a prepared statement's bind values, or null
+     * @param inTransaction the statement runs inside a transaction block (as the server says)
+     */
+    public Outcome execute(LockShape shape, Binds binds, Statement app, boolean inTransaction) throws SQLException {
+        if (inTransaction && venue == null) {
+            venue = Situation.Venue.TABLE;
+        }
+        Limits limits = new Limits(settings.lockTimeoutMillis(), app.getQueryTimeout());
+        waiting = limits;
+        try {
+            return new ShapeExecution(this, shape, binds, app, inTransaction, limits).run();
+        } finally {
+            waiting = null;
+        }
+    }
+
+    /**
+     * The policy let a statement's transaction-level calls run on the application's own server (a shape the
+     * table cannot follow, from an owner that holds nothing there): inside a transaction, every later advisory
+     * call of it runs there too, until it ends.
+     */
+    public void ranOnServer(boolean inTransaction) {
+        if (inTransaction && venue == null) {
+            venue = Situation.Venue.APPLICATION;
+            venueOwner = owner();
+            venueOwner.serverTransactionOpened();
+        }
+    }
+
+    /** The application cancels its statement (another thread): a wait of ours in progress ends with 57014. */
+    public void cancel() {
+        Limits l = waiting;
+        if (l != null) {
+            l.cancel();
+        }
+    }
+
+    Holder holder() {
+        return holder;
+    }
+
+    Connection raw() {
+        return raw;
+    }
+
+    Settings settings() {
+        return settings;
+    }
+
+    LeakReporter reporter() {
+        return reporter;
+    }
+
+    String id() {
+        return id;
+    }
+
+    TableTransaction tableTransaction() {
+        return tableTransaction;
+    }
+
+    /** Throws the loss of the holder once, on the statement after it. */
+    public void throwIfLockLost() throws SQLException {
+        if (holder != null && holder.lossSeen() && owner().takeLost()) {
+            tableTransaction.forget();
+            forgetVenue();
+            throw Holder.lostException(owner().toString(), null);
+        }
+    }
+
+    /** The application's transaction ended (any way): its transaction-level locks in the table go. */
+    public void transactionEnded() {
+        if (holder == null) {
+            return;
+        }
+        if (tableTransaction.active()) {
+            try {
+                tableTransaction.end(holder);
+            } catch (SQLException | RuntimeException e) {
+                reporter.checkFailed("while releasing the transaction-level locks of its transaction", e);
+            }
+        }
+        forgetVenue();
+    }
+
+    private void forgetVenue() {
+        if (venueOwner != null) {
+            venueOwner.serverTransactionEnded();
+            venueOwner = null;
+        }
+        venue = null;
+    }
+
+    /**
+     * The application's statement failed. If that aborted its transaction, PostgreSQL has released the
+     * transaction-level locks of the innermost (sub)transaction already: so does the table. Never masks the
+     * application's exception.
+     */
+    public void statementFailed(Exception appFailure) {
+        if (holder == null || !tableTransaction.active()) {
+            return;
+        }
+        try {
+            if (Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.FAILED) {
+                tableTransaction.innermostFailed(holder);
+            }
+        } catch (SQLException | RuntimeException ours) {
+            appFailure.addSuppressed(ours);
+        }
+    }
+
+    /**
+     * A call decided in the table failed inside the application's transaction (a deadlock, a timeout): in
+     * PostgreSQL that error aborts the transaction (every later statement gets 25P02 until ROLLBACK, its
+     * innermost level's locks go). So the application's transaction is aborted the same way, with a statement
+     * that fails on purpose. The application sees its own error, never ours.
+     */
+    void failApplicationTransaction(Exception appFailure) {
+        try (Statement s = raw.createStatement()) {
+            s.execute("ROLLBACK TO SAVEPOINT lockhygiene_statement_failed_in_the_lock_table");
+        } catch (SQLException expected) {
+            // 3B001 (no such savepoint): the transaction is aborted now, as PostgreSQL would have it
+        } catch (RuntimeException ours) {
+            appFailure.addSuppressed(ours);
+        }
+        statementFailed(appFailure);
+    }
+
+    /** One savepoint command of the application (a name from text, or a JDBC Savepoint). */
+    public void followSavepoint(TransactionControl.Kind kind, Object savepoint) {
+        if (holder == null || !tableTransaction.active()) {
+            return; // a rollback to a savepoint the table never saw releases all its locks, as it should
+        }
+        try {
+            tableTransaction.follow(kind, savepoint, holder);
+        } catch (SQLException | RuntimeException e) {
+            reporter.checkFailed("while following a savepoint of the application in the lock table", e);
+        }
+    }
+
+    /**
+     * Application close (for good) or a pool's return: a connection owner's locks end with it (reported,
+     * with where they were taken); a pooled thread's stay with the thread.
+     */
+    public void letGo(boolean forGood) {
+        if (holder == null) {
+            return;
+        }
+        tableTransaction.forget();
+        forgetVenue();
+        if (connectionOwner != null) {
+            List<HeldLock> owned = holder.releaseOwner(connectionOwner, forGood);
+            if (!owned.isEmpty()) {
+                reporter.reportOwnerGone(owned, connectionOwner.calls(), "connection " + id
+                        + (forGood ? " (closed)" : " (returned to its pool)"));
+            }
+            connectionOwner.calls().clear();
+            if (forGood && !closed) {
+                closed = true;
+                holder.userClosed(); // the last one lets the holder's idle connections go
+            }
+        }
+    }
+
+    /** Application abort: as a close. */
+    public void onAbort() {
+        letGo(true);
+    }
+}

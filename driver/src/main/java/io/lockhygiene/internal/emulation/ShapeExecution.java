@@ -1,0 +1,221 @@
+package io.lockhygiene.internal.emulation;
+
+import java.sql.SQLException;
+import java.sql.SQLWarning;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.lockhygiene.events.EventType;
+import io.lockhygiene.internal.emulate.AdvisoryKey;
+import io.lockhygiene.internal.emulate.KeyValues;
+import io.lockhygiene.internal.emulate.LockOwner;
+import io.lockhygiene.internal.guard.Binds;
+import io.lockhygiene.internal.holder.Holder;
+import io.lockhygiene.internal.holder.Limits;
+import io.lockhygiene.internal.leak.CallSite;
+import io.lockhygiene.internal.leak.LockCall;
+import io.lockhygiene.internal.leak.UnlockWatch;
+import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.shape.Node;
+import io.lockhygiene.internal.shape.ShapeEvaluator;
+import io.lockhygiene.internal.shape.ShapeText;
+import io.lockhygiene.internal.sql.AdvisoryFunction;
+
+/**
+ * One execution of a statement whose advisory calls the lock table decides, as PostgreSQL would for the
+ * owner's session: PostgreSQL's verdict first where the statement has more than calls ({@link Validation}),
+ * then the keys ({@link KeyResolution}), then each call PostgreSQL would make, in its order
+ * ({@link ShapeEvaluator}), decided by the process's holder; then the answer: made here when the statement
+ * is only calls, CASE, NOT / AND / OR and boolean constants, otherwise computed by the server from the
+ * calls' results ({@link ShapeText#answerQuery}).
+ */
+final class ShapeExecution {
+    private final Emulation emulation;
+    private final LockShape shape;
+    private final Binds binds;
+    private final Statement app;
+    private final boolean inTransaction;
+    private final Limits limits;
+    private final Holder holder;
+    private final LockOwner owner;
+    /** The transaction-level locks of an autocommit statement belong to it alone. */
+    private Object statementTransaction;
+    private SQLWarning warnings;
+
+    ShapeExecution(Emulation emulation, LockShape shape, Binds binds, Statement app, boolean inTransaction,
+                   Limits limits) {
+        this.emulation = emulation;
+        this.shape = shape;
+        this.binds = binds;
+        this.app = app;
+        this.inTransaction = inTransaction;
+        this.limits = limits;
+        this.holder = emulation.holder();
+        this.owner = emulation.owner();
+    }
+
+    Outcome run() throws SQLException {
+        try {
+            if (shape.needsValidation()) {
+                Validation.check(shape, binds, emulation.raw());
+            }
+            record();
+            Outcome outcome = shape.form() == LockShape.Form.ROWS ? rows() : oneRow();
+            if (warnings != null) {
+                UnlockWatch.notHeldInEmulate(warnings, shape.sql(), emulation.reporter(), emulation.settings(), owner);
+            }
+            return outcome;
+        } catch (SQLException | RuntimeException e) {
+            endStatement();
+            if (inTransaction) {
+                emulation.failApplicationTransaction(e);
+            }
+            throw e;
+        }
+    }
+
+    private Outcome oneRow() throws SQLException {
+        Object[] keys = KeyResolution.keys(shape, binds, holder.keys(), emulation.raw());
+        ShapeEvaluator.Row row = ShapeEvaluator.evaluate(shape, c -> decide(c, keys[c.index()]));
+        if (!shape.answeredLocally()) {
+            return new Outcome(null, ShapeText.answerQuery(shape, row), warnings, this::endStatement);
+        }
+        List<LockShape.Item> items = shape.items();
+        String[] labels = new String[items.size()];
+        int[] types = new int[items.size()];
+        byte[][] values = new byte[items.size()][];
+        for (int i = 0; i < labels.length; i++) {
+            LockShape.Item item = items.get(i);
+            labels[i] = item.label();
+            Node typed = item.expr() instanceof Node.Opaque ? shape.fromCall() : item.expr();
+            types[i] = returnsVoid(typed) ? LocalRows.VOID : LocalRows.BOOL;
+            values[i] = LocalRows.text(row.item(i));
+        }
+        List<byte[][]> rows = new ArrayList<>(1);
+        rows.add(values);
+        Object out = shape.form() == LockShape.Form.CALL_ESCAPE ? row.result(shape.fromCall().index()) : null;
+        endStatement();
+        return new Outcome(new LocalRows(labels, types, rows, warnings, out), null, warnings, () -> { });
+    }
+
+    private Outcome rows() throws SQLException {
+        List<Object[]> keyRows = KeyResolution.rows(shape, binds, emulation.raw());
+        List<LockShape.Item> items = shape.items();
+        String[] labels = new String[items.size()];
+        int[] types = new int[items.size()];
+        for (int i = 0; i < labels.length; i++) {
+            labels[i] = items.get(i).label();
+            types[i] = returnsVoid(items.get(i).expr()) ? LocalRows.VOID : LocalRows.BOOL;
+        }
+        List<byte[][]> rows = new ArrayList<>(keyRows.size());
+        for (Object[] keys : keyRows) {
+            ShapeEvaluator.Row row = ShapeEvaluator.evaluate(shape, c -> decide(c, keys[c.index()]));
+            byte[][] values = new byte[items.size()][];
+            for (int i = 0; i < values.length; i++) {
+                values[i] = LocalRows.text(row.item(i));
+            }
+            rows.add(values);
+        }
+        endStatement();
+        return new Outcome(new LocalRows(labels, types, rows, warnings, null), null, warnings, () -> { });
+    }
+
+    private static boolean returnsVoid(Node n) {
+        return n.type() == Node.Type.VOID;
+    }
+
+    /** One call PostgreSQL makes, decided for the owner: TRUE, FALSE, null (NULL key) or VOID. */
+    private Object decide(Node.Call c, Object key) throws SQLException {
+        AdvisoryFunction f = c.function();
+        if (key == KeyValues.NULL) {
+            return null; // strict: a NULL key calls nothing and returns NULL
+        }
+        switch (f.kind()) {
+            case ACQUIRE: {
+                Object tx = null;
+                int level = 0;
+                if (!f.isSessionLevel()) {
+                    if (inTransaction) {
+                        tx = emulation.tableTransaction().current();
+                        level = emulation.tableTransaction().level();
+                    } else {
+                        if (statementTransaction == null) {
+                            statementTransaction = new Object();
+                        }
+                        tx = statementTransaction;
+                    }
+                }
+                boolean got = holder.acquire(owner, (AdvisoryKey) key, f.isShared(), f.isTry(), tx, level, limits);
+                return f.isTry() ? Boolean.valueOf(got) : ShapeEvaluator.VOID;
+            }
+            case RELEASE: {
+                boolean ok = holder.unlock(owner, (AdvisoryKey) key, f.isShared());
+                if (!ok) {
+                    SQLWarning w = new SQLWarning("you don't own a lock of type "
+                            + (f.isShared() ? "ShareLock" : "ExclusiveLock"), "01000");
+                    if (warnings == null) {
+                        warnings = w;
+                    } else {
+                        warnings.setNextWarning(w);
+                    }
+                }
+                return ok;
+            }
+            default:
+                holder.unlockAll(owner);
+                return ShapeEvaluator.VOID;
+        }
+    }
+
+    /** Session-level calls are remembered for attribution, with where the application sent them. */
+    private void record() {
+        Throwable stack = null;
+        for (Node.Call c : shape.calls()) {
+            if (!c.function().isSessionLevel()) {
+                continue;
+            }
+            if (stack == null) {
+                stack = CallSite.capture("session-level advisory lock call sent here");
+            }
+            LockCall call = new LockCall(c.function(), shape.sql(), argumentText(c), stack);
+            owner.calls().add(call);
+            UnlockWatch.taken(call);
+        }
+        if (stack != null) {
+            emulation.reporter().publish(EventType.EMULATED, firstSessionCall().sqlName(), null, null, shape.sql(),
+                    "decided in the lock table of " + holder + " for " + owner, stack);
+        }
+    }
+
+    private AdvisoryFunction firstSessionCall() {
+        for (Node.Call c : shape.calls()) {
+            if (c.function().isSessionLevel()) {
+                return c.function();
+            }
+        }
+        return shape.calls().get(0).function();
+    }
+
+    private String argumentText(Node.Call c) {
+        if (c.args().isEmpty()) {
+            return "";
+        }
+        int start = c.args().get(0).start();
+        int end = c.args().get(c.args().size() - 1).end();
+        return shape.sql().substring(start, end);
+    }
+
+    /** The statement is over for the table: an autocommit statement's transaction-level locks go. */
+    private void endStatement() {
+        Object tx = statementTransaction;
+        statementTransaction = null;
+        if (tx != null) {
+            try {
+                holder.releaseTransaction(tx, 0);
+            } catch (SQLException | RuntimeException e) {
+                emulation.reporter().checkFailed("while releasing an autocommit statement's transaction-level locks", e);
+            }
+        }
+    }
+}

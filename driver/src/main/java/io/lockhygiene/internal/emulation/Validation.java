@@ -1,0 +1,49 @@
+package io.lockhygiene.internal.emulation;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.lockhygiene.internal.guard.Binds;
+import io.lockhygiene.internal.shape.LockShape;
+
+/**
+ * Before any call of a statement is decided: PostgreSQL's own verdict on a statement that has more than
+ * calls on integer keys (a type error, a missing column, a syntax error in text that calls nothing), so
+ * that a statement PostgreSQL refuses takes no lock. The server describes it (parse and describe, nothing
+ * executed) once per text and parameter types; a refusal is PostgreSQL's own exception.
+ */
+public final class Validation {
+    static final int MAX_ENTRIES = 2048;
+    private static final ConcurrentHashMap<String, Boolean> VALID = new ConcurrentHashMap<>();
+
+    private Validation() {
+    }
+
+    static void check(LockShape shape, Binds binds, Connection raw) throws SQLException {
+        String key = shape.sql() + '\u0000' + (binds == null ? "" : binds.typeSignature(shape.parameterCount()));
+        if (VALID.containsKey(key)) {
+            return;
+        }
+        describe(shape.sql(), binds, shape.parameterCount(), raw);
+        if (VALID.size() >= MAX_ENTRIES) {
+            VALID.clear();
+        }
+        VALID.put(key, Boolean.TRUE);
+    }
+
+    /** Parse and describe only: PostgreSQL's error if it refuses the text, nothing run either way. */
+    public static void describe(String sql, Binds binds, int parameters, Connection raw) throws SQLException {
+        try (PreparedStatement ps = raw.prepareStatement(sql)) {
+            if (binds != null) {
+                int[] all = new int[parameters];
+                for (int i = 0; i < parameters; i++) {
+                    all[i] = i + 1;
+                }
+                binds.applyTo(ps, all);
+            }
+            ps.getMetaData();
+        }
+    }
+}

@@ -1,0 +1,47 @@
+package io.lockhygiene.internal.guard;
+
+import java.sql.SQLException;
+import java.sql.SQLWarning;
+import java.sql.Statement;
+import java.util.List;
+
+import io.lockhygiene.internal.emulation.LocalRows;
+import io.lockhygiene.internal.emulation.Outcome;
+import io.lockhygiene.internal.shape.ShapeText;
+
+/**
+ * What the connection guard needs of the JDBC face that runs a statement: its pgjdbc statement, and where
+ * the application reads the results when LockHygiene answered instead of pgjdbc.
+ */
+public interface Face {
+    /** The application's own pgjdbc statement. */
+    Statement app() throws SQLException;
+
+    /** A statement that shows {@code rows} as pgjdbc would (a result set made by pgjdbc). */
+    Statement answer(LocalRows rows) throws SQLException;
+
+    /** Where the server computes an emulated statement's answer: the application's statement, or one of ours with the binds. */
+    Statement answer(ShapeText.Query query, Binds binds) throws SQLException;
+
+    /** What pgjdbc shows after a transaction end LockHygiene sent with its check: no result, count 0. */
+    Statement ended(SQLWarning warnings);
+
+    /** One statement of a text of several: a statement of ours, with the application's statement's settings. */
+    Statement pieceStatement() throws SQLException;
+
+    /** The results of several statements, in order, as one statement. */
+    Statement chain(List<Statement> pieces) throws SQLException;
+
+    /**
+     * The application reads the results from {@code results} now (until its next execution); {@code outcome}
+     * is emulate's, or null.
+     */
+    void readFrom(Statement results, Outcome outcome);
+
+    /** How the face runs its call on a statement. */
+    @FunctionalInterface
+    interface Runner<R> {
+        /** Runs the application's call on {@code target}, with {@code sql} for the calls that take text. */
+        R run(Statement target, String sql) throws SQLException;
+    }
+}

@@ -1,0 +1,77 @@
+package io.lockhygiene.internal.guard;
+
+import java.sql.SQLException;
+import java.sql.SQLWarning;
+import java.sql.Statement;
+import java.util.List;
+
+import io.lockhygiene.internal.emulation.LocalRows;
+import io.lockhygiene.internal.emulation.Outcome;
+import io.lockhygiene.internal.shape.ShapeText;
+
+/**
+ * The face of one statement of a text of several (see {@link ConnectionGuard}'s split): it runs on a
+ * statement of ours, which keeps its results for the application to read in order after the others.
+ */
+final class PieceFace implements Face {
+    private final Face outer;
+    private Statement own;
+    private Statement results;
+
+    PieceFace(Face outer) {
+        this.outer = outer;
+    }
+
+    @Override
+    public Statement app() throws SQLException {
+        if (own == null) {
+            own = outer.pieceStatement();
+        }
+        return own;
+    }
+
+    @Override
+    public Statement answer(LocalRows rows) throws SQLException {
+        return outer.answer(rows);
+    }
+
+    @Override
+    public Statement answer(ShapeText.Query query, Binds binds) throws SQLException {
+        return app();
+    }
+
+    @Override
+    public Statement ended(SQLWarning warnings) {
+        return outer.ended(warnings);
+    }
+
+    @Override
+    public Statement pieceStatement() throws SQLException {
+        return outer.pieceStatement();
+    }
+
+    @Override
+    public Statement chain(List<Statement> pieces) throws SQLException {
+        return outer.chain(pieces);
+    }
+
+    @Override
+    public void readFrom(Statement from, Outcome outcome) {
+        results = from;
+    }
+
+    /** Where the piece's results are. */
+    Statement results() throws SQLException {
+        return results != null ? results : app();
+    }
+
+    void close() {
+        if (own != null) {
+            try {
+                own.close();
+            } catch (SQLException | RuntimeException ignored) {
+                // a failed piece's statement
+            }
+        }
+    }
+}

@@ -1,0 +1,249 @@
+package io.lockhygiene.internal.guard;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLWarning;
+import java.sql.Statement;
+import java.util.List;
+
+import io.lockhygiene.events.EventType;
+import io.lockhygiene.internal.emulation.Emulation;
+import io.lockhygiene.internal.leak.HeldLock;
+import io.lockhygiene.internal.leak.LeakReporter;
+import io.lockhygiene.internal.leak.PgLocks;
+import io.lockhygiene.internal.leak.RecentCalls;
+import io.lockhygiene.internal.leak.ReportLog;
+import io.lockhygiene.internal.log.Log;
+import io.lockhygiene.internal.pgjdbc.Pgjdbc;
+import io.lockhygiene.internal.policy.Situation;
+import io.lockhygiene.settings.Settings;
+
+/**
+ * The leak check at every real transaction end of one connection (the JDBC API's commit()/rollback(),
+ * the application's own COMMIT or ROLLBACK text, the transaction LockHygiene wraps around an autocommit
+ * statement) and at its return: the check goes in the end's own round trip, on the server that held the
+ * transaction. Never ends a transaction the application opened.
+ */
+final class TransactionEnds {
+    private final Connection raw;
+    private final Settings settings;
+    private final String id;
+    private final boolean off;
+    private final boolean alwaysCheck;
+    private final LeakReporter reporter;
+    private final RecentCalls calls;
+    private final Emulation emulation;
+    private final PoolerDetection pooler;
+
+    TransactionEnds(Connection raw, Settings settings, String id, LeakReporter reporter, RecentCalls calls,
+                    Emulation emulation, PoolerDetection pooler) {
+        this.raw = raw;
+        this.settings = settings;
+        this.id = id;
+        this.off = settings.mode() == Settings.Mode.OFF;
+        this.alwaysCheck = !off && settings.leakCheck() == Settings.LeakCheck.ALWAYS;
+        this.reporter = reporter;
+        this.calls = calls;
+        this.emulation = emulation;
+        this.pooler = pooler;
+    }
+
+    /**
+     * A transaction ended without our check (a COMMIT in a prepared statement or in the middle of a
+     * text, a procedure's COMMIT): under transaction pooling its server is no longer ours, so the check
+     * cannot run there. Said once per connection and interval; never thrown.
+     */
+    void afterExecution(Situation.TransactionStatus before) throws SQLException {
+        if (!pooler.assumesPooling() || Pgjdbc.inTransaction(raw)) {
+            return;
+        }
+        if (before != Situation.TransactionStatus.IDLE || raw.getAutoCommit()) {
+            // ended on the server (a procedure's COMMIT, a text's, an autocommit statement): so it did here. With
+            // autocommit off and nothing sent yet (emulate answered the statement itself), nothing ended.
+            emulation.transactionEnded();
+        }
+        if (calls.isEmpty()) {
+            return;
+        }
+        String message = "LockHygiene: " + id + " ended a transaction that called session-level advisory functions"
+                + " in a way LockHygiene could not follow on the same server (a COMMIT or ROLLBACK that is not the last"
+                + " statement of its text, or one sent as a prepared statement): the leak check could not run there,"
+                + " so a session lock taken in it may stay on that server. End the transaction with commit()/rollback()"
+                + " or a COMMIT of its own.";
+        ReportLog.warn("missed-check", "transaction ends LockHygiene could not follow on their server", id, "{}",
+                message);
+        reporter.publish(EventType.CHECK_FAILED, null, null, null, null, message, null);
+        calls.clear();
+    }
+
+    /**
+     * True when a text whose last statement ends the transaction must carry the leak check: the check is
+     * due (locks were touched, or leakCheck=always) under transaction pooling.
+     */
+    boolean checksAtTextEnd(StatementPlan plan) throws SQLException {
+        if (off || settings.leakCheck() == Settings.LeakCheck.NEVER || plan.scan == null
+                || plan.scan.finalTransactionEnd() == null || !pooler.transactionPooling()) {
+            return false;
+        }
+        if (!Pgjdbc.inTransaction(raw) && raw.getAutoCommit() && !plan.scan.opensTransactionBefore(
+                plan.scan.finalTransactionEnd())) {
+            return false; // no transaction to end on a server of ours: the text runs as it is
+        }
+        return alwaysCheck || !calls.isEmpty() || plan.scan.hasSessionLevelCall();
+    }
+
+    /**
+     * The application's own transaction end as text ({@code COMMIT}, {@code ROLLBACK}, {@code END}, ...):
+     * sent as it is, with the leak check in the same round trip, on a statement of ours. Returns the
+     * warnings PostgreSQL gave the end (e.g. "there is no transaction in progress").
+     */
+    SQLWarning endTransactionByText(String endText) throws SQLException {
+        return endTransaction(endText, false);
+    }
+
+    /** Autocommit under transaction pooling: BEGIN + statement, then COMMIT + check in one round trip. */
+    <R> R runWrapped(Statement appStatement, String sent, SqlCall<R> call) throws SQLException {
+        int fetchSize = appStatement == null ? 0 : appStatement.getFetchSize();
+        raw.setAutoCommit(false);
+        if (fetchSize != 0) {
+            appStatement.setFetchSize(0); // a cursor would not survive our COMMIT
+        }
+        R result;
+        try {
+            result = call.run(sent);
+        } catch (SQLException | RuntimeException | Error appFailure) {
+            try {
+                endTransaction("ROLLBACK", true);
+            } catch (SQLException | RuntimeException ours) {
+                appFailure.addSuppressed(ours);
+            }
+            try {
+                raw.setAutoCommit(true);
+                if (fetchSize != 0) {
+                    appStatement.setFetchSize(fetchSize);
+                }
+            } catch (SQLException | RuntimeException ours) {
+                appFailure.addSuppressed(ours);
+            }
+            throw appFailure;
+        }
+        try {
+            endTransaction("COMMIT", true);
+        } finally {
+            raw.setAutoCommit(true);
+            if (fetchSize != 0) {
+                appStatement.setFetchSize(fetchSize);
+            }
+        }
+        return result;
+    }
+
+    /** Connection.commit(): plain, or with the leak check piggybacked. */
+    void commit() throws SQLException {
+        if (raw.getAutoCommit()) {
+            raw.commit(); // pgjdbc refuses it ("Cannot commit when autoCommit is enabled."), as it should
+            return;
+        }
+        endTransaction("COMMIT", true);
+    }
+
+    /** Connection.rollback(): plain, or with the leak check piggybacked. */
+    void rollback() throws SQLException {
+        if (raw.getAutoCommit()) {
+            raw.rollback(); // refused by pgjdbc in autocommit, whatever the server's status
+            return;
+        }
+        endTransaction("ROLLBACK", true);
+    }
+
+    private boolean checkAtTransactionEnd() throws SQLException {
+        if (off || settings.leakCheck() == Settings.LeakCheck.NEVER) {
+            return false;
+        }
+        if (settings.leakCheck() == Settings.LeakCheck.TRACKED && calls.isEmpty()) {
+            return false;
+        }
+        return pooler.transactionPooling();
+    }
+
+    /**
+     * Ends the transaction with {@code command} (COMMIT, ROLLBACK, or the application's own end text), with
+     * the leak check in the same round trip when it is due. Returns the end's warnings.
+     *
+     * @param api the JDBC API's commit() / rollback() (pgjdbc's own when no check is due), else a text
+     */
+    private SQLWarning endTransaction(String command, boolean api) throws SQLException {
+        if (!checkAtTransactionEnd() || !Pgjdbc.inTransaction(raw)) {
+            SQLWarning warnings = null;
+            if (api && "COMMIT".equals(command)) {
+                raw.commit();
+            } else if (api) {
+                raw.rollback();
+            } else {
+                try (Statement s = raw.createStatement()) {
+                    s.execute(command);
+                    warnings = s.getWarnings();
+                }
+            }
+            if (pooler.assumesPooling()) {
+                calls.clear();
+            }
+            emulation.transactionEnded();
+            return warnings;
+        }
+        return endAndCheck(command);
+    }
+
+    /** The end with the leak check in its round trip; locks that moved to the holder are not reported. */
+    private SQLWarning endAndCheck(String command) throws SQLException {
+        List<HeldLock> held;
+        SQLWarning warnings;
+        try (Statement s = raw.createStatement()) {
+            // A failure here is the COMMIT's own (serialization, deferred constraint, lost connection):
+            // exactly what the application's commit would have thrown, so it propagates as is.
+            held = LeakReporter.readHeldLocks(s, s.execute(PgLocks.atTransactionEnd(command, false)));
+            warnings = LeakReporter.withoutCountingWarnings(s.getWarnings());
+        } catch (SQLException | RuntimeException e) {
+            calls.clear(); // the transaction is over either way
+            emulation.transactionEnded();
+            throw e;
+        }
+        emulation.transactionEnded();
+        reporter.report(held, calls, "at " + command + " under transaction pooling");
+        calls.clear();
+        return warnings;
+    }
+
+    /**
+     * The return event (DataSource wrapper close, physical close): under session pooling or direct,
+     * session locks still held now were never unlocked. Never throws: a failed check is logged.
+     */
+    void beforeReturn() {
+        try {
+            if (off || settings.leakCheck() == Settings.LeakCheck.NEVER || raw.isClosed()) {
+                return;
+            }
+            if (settings.leakCheck() == Settings.LeakCheck.TRACKED && calls.isEmpty()) {
+                return;
+            }
+            if (pooler.transactionPooling()) {
+                calls.clear();
+                return; // checked at every transaction end; between transactions no backend is ours
+            }
+            if (Pgjdbc.inTransaction(raw)) {
+                Log.debug("LockHygiene: {} returned inside an open transaction; its locks cannot be told apart from"
+                        + " transaction-level ones, so the return check is skipped", id);
+                return;
+            }
+            List<HeldLock> held;
+            try (Statement s = raw.createStatement()) {
+                held = LeakReporter.readHeldLocks(s, s.execute(PgLocks.atReturn(raw.getAutoCommit())));
+            }
+            reporter.report(held, calls, "when the connection was returned");
+        } catch (SQLException | RuntimeException e) {
+            reporter.checkFailed("at return", e);
+        } finally {
+            calls.clear();
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package io.lockhygiene.internal.holder;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+
+/**
+ * Where one lock holder's connections go, and how they behave there. On a {@linkplain #dedicated()
+ * dedicated} endpoint (the server itself, or a PgBouncer entry in session mode) a holder connection is a
+ * session of its own: session locks live there without a transaction, blocking calls wait in PostgreSQL's
+ * queue on connections of their own, and nothing of the application's pool is used. Through the
+ * application's own route (a transaction pooler) the holder keeps a transaction open while it holds
+ * anything, which pins one pooled server, and waits for other processes by polling.
+ */
+public final class HolderEndpoint {
+    public enum Kind {
+        /** The PostgreSQL server itself. */
+        DIRECT,
+        /** A pooler entry in session mode. */
+        SESSION_POOLER,
+        /** The application's own route (its transaction pooler, or its DataSource). */
+        APPLICATION_ROUTE
+    }
+
+    /** Opens one raw pgjdbc connection. */
+    @FunctionalInterface
+    public interface Opener {
+        Connection open() throws SQLException;
+    }
+
+    /** Opens one holder link (the seam: pgjdbc in production, a fake server in unit tests). */
+    @FunctionalInterface
+    public interface LinkOpener {
+        HolderLink open() throws SQLException;
+    }
+
+    private final Kind kind;
+    private final String description;
+    private final Object identity;
+    private final LinkOpener opener;
+
+    HolderEndpoint(Kind kind, String description, Object identity, Opener opener) {
+        this.kind = kind;
+        this.description = description;
+        this.identity = identity;
+        boolean dedicated = kind != Kind.APPLICATION_ROUTE;
+        this.opener = () -> JdbcHolderLink.of(opener.open(), dedicated);
+    }
+
+    private HolderEndpoint(Kind kind, String description, Object identity, LinkOpener opener) {
+        this.kind = kind;
+        this.description = description;
+        this.identity = identity;
+        this.opener = opener;
+    }
+
+    /** An endpoint whose links {@code opener} makes (unit tests of the holder without a server). */
+    public static HolderEndpoint ofLinks(Kind kind, String description, Object identity, LinkOpener opener) {
+        return new HolderEndpoint(kind, description, identity, opener);
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    /** A session of its own per connection: no pinning transaction, waits in PostgreSQL's queue. */
+    public boolean dedicated() {
+        return kind != Kind.APPLICATION_ROUTE;
+    }
+
+    /** Holders of endpoints with equal identities are one (the same database of the same cluster). */
+    public Object identity() {
+        return identity;
+    }
+
+    /** One more connection of this endpoint, as a holder link. */
+    public HolderLink open() throws SQLException {
+        return opener.open();
+    }
+
+    /** Where it goes, for messages: no credentials. */
+    @Override
+    public String toString() {
+        return description;
+    }
+}

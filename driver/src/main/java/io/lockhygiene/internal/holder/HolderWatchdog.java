@@ -1,0 +1,80 @@
+package io.lockhygiene.internal.holder;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Looks after the lock holders while they hold or wait: once a second each watched holder checks its
+ * server (a bounded {@code SELECT 1}), its waits in PostgreSQL's queue (deadlocks with other processes,
+ * interrupts) and its pooled threads that ended. One daemon thread per JVM, alive only while some holder is
+ * watched; a holder stops being watched when its round says there is nothing left.
+ */
+final class HolderWatchdog {
+    static final long INTERVAL_MILLIS = 1000;
+    /** How long one check may wait for its answer before the connection counts as lost. */
+    static final long PING_TIMEOUT_MILLIS = 5000;
+    private static final Set<Watched> WATCHED = ConcurrentHashMap.newKeySet();
+    /** Guards starting and stopping the thread; never held while a holder is called. */
+    private static final ReentrantLock LIFECYCLE = new ReentrantLock();
+    private static ScheduledExecutorService timer;
+
+    /** A holder's round; false when it has nothing left to watch. */
+    @FunctionalInterface
+    interface Watched {
+        boolean round();
+    }
+
+    private HolderWatchdog() {
+    }
+
+    static void watch(Watched holder) {
+        if (!WATCHED.add(holder)) {
+            return;
+        }
+        LIFECYCLE.lock();
+        try {
+            if (timer == null) {
+                ScheduledExecutorService t = Executors.newSingleThreadScheduledExecutor(r -> {
+                    Thread thread = new Thread(r, "lockhygiene-holder-watchdog");
+                    thread.setDaemon(true);
+                    return thread;
+                });
+                t.scheduleWithFixedDelay(HolderWatchdog::round, INTERVAL_MILLIS, INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
+                timer = t;
+            }
+        } finally {
+            LIFECYCLE.unlock();
+        }
+    }
+
+    static void forget(Watched holder) {
+        WATCHED.remove(holder);
+    }
+
+    private static void round() {
+        for (Watched h : WATCHED) {
+            try {
+                if (!h.round()) {
+                    WATCHED.remove(h);
+                }
+            } catch (RuntimeException e) {
+                // one holder's trouble must not stop the watch of the others
+            }
+        }
+        if (WATCHED.isEmpty()) {
+            LIFECYCLE.lock();
+            try {
+                if (WATCHED.isEmpty() && timer != null) {
+                    timer.shutdown();
+                    timer = null;
+                }
+            } finally {
+                LIFECYCLE.unlock();
+            }
+        }
+    }
+}

@@ -1,0 +1,118 @@
+package io.lockhygiene.internal.holder;
+
+import java.sql.SQLException;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The holder's main connection: tries, releases and the watchdog's look, one round trip at a time under
+ * its {@code io} lock. On a dedicated endpoint it is a plain session (autocommit): its session locks need
+ * no transaction. Through the application's own route it keeps a transaction open while it holds anything,
+ * which pins its one pooled server, and ends it ({@code pg_advisory_unlock_all(); COMMIT}) when it holds
+ * nothing, so its server goes back to the pool clean.
+ */
+final class MainLink {
+    private static final String KEEP_IDLE_TRANSACTION =
+            "pg_catalog.set_config('idle_in_transaction_session_timeout', '0', true)";
+
+    /** Held across the main connection's round trips; the outermost of emulate's locks (see {@link Holder}). */
+    final ReentrantLock io = new ReentrantLock();
+    private final HolderEndpoint endpoint;
+    /** Written under io; volatile for the watchdog's and {@link #isOpen}'s look without it. */
+    private volatile HolderLink link;
+    /** Through a pooler: inside the transaction that pins its server (under io). */
+    private boolean pinned;
+
+    MainLink(HolderEndpoint endpoint) {
+        this.endpoint = endpoint;
+    }
+
+    /** Under io: the link, opened now if need be. */
+    HolderLink link() throws SQLException {
+        HolderLink l = link;
+        if (l == null || l.isClosed()) {
+            l = endpoint.open();
+            link = l;
+            pinned = false;
+        }
+        return l;
+    }
+
+    boolean isOpen() {
+        HolderLink l = link;
+        return l != null && !l.isClosed();
+    }
+
+    /** The backend of the open link, or 0. */
+    int backendPid() {
+        HolderLink l = link;
+        return l == null ? 0 : l.backendPid();
+    }
+
+    /** True when holding locks pins a pooled server (the application's route). */
+    boolean pins() {
+        return !endpoint.dedicated();
+    }
+
+    /** Under io: whether its pinning transaction is open. */
+    boolean pinned() {
+        return pinned;
+    }
+
+    /**
+     * Under io: one {@code SELECT} of {@code columns} text values; on the application's route the first
+     * one of a pinning transaction also keeps the server from ending it for idleness. Follow it with
+     * {@link #afterSelect}.
+     */
+    String[] select(String selectList, int columns) throws SQLException {
+        HolderLink l = link();
+        boolean first = pins() && !pinned;
+        return l.query("SELECT " + selectList + (first ? ", " + KEEP_IDLE_TRANSACTION : ""), columns);
+    }
+
+    /**
+     * Under io, after {@link #select}: on the application's route, a holder that holds something now keeps
+     * its transaction (its server stays pinned); one that took nothing lets the server go.
+     */
+    void afterSelect(boolean holdsSomething) throws SQLException {
+        if (!pins()) {
+            return;
+        }
+        if (holdsSomething) {
+            pinned = true;
+        } else if (!pinned) {
+            link().query("COMMIT", 0);
+        }
+    }
+
+    /** Under io, through a pooler: nothing is held any more; everything goes and the server with it. */
+    void unpin() throws SQLException {
+        HolderLink l = link;
+        if (l != null && pinned) {
+            l.query("SELECT pg_catalog.pg_advisory_unlock_all(); COMMIT", 0);
+        }
+        pinned = false;
+    }
+
+    /** Under io (or at a loss): closes it; its backend's locks go with it. */
+    void close() {
+        HolderLink l = link;
+        link = null;
+        pinned = false;
+        if (l != null) {
+            l.close();
+        }
+    }
+
+    /** The watchdog's bounded look, under io. */
+    void ping(long timeoutMillis) throws SQLException {
+        HolderLink l = link;
+        if (l != null) {
+            l.ping(timeoutMillis);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "the main connection of the lock holder (" + endpoint + ")";
+    }
+}

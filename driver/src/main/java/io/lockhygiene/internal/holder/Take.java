@@ -1,0 +1,48 @@
+package io.lockhygiene.internal.holder;
+
+import java.sql.SQLException;
+
+import io.lockhygiene.internal.emulate.AdvisoryKey;
+import io.lockhygiene.internal.emulate.LockOwner;
+
+/**
+ * A server acquisition some owner waits for, sent in the next round trip of the holder's main connection
+ * by whichever thread holds its {@code io} lock then (owners share round trips instead of queueing for
+ * them). Written under {@code io}; read by its owner after {@code io} was released.
+ */
+final class Take {
+    final LockOwner owner;
+    final AdvisoryKey key;
+    final boolean shared;
+    final boolean tryLock;
+    final Object tx;
+    final int level;
+    /** The owner is in the key's queue (it waited locally before). */
+    final boolean queued;
+    /** A blocking shared request on a backend that holds the key exclusively: PostgreSQL grants it at once. */
+    boolean grantedAtOnce;
+    boolean done;
+    /** TRUE granted, FALSE refused by the server, null: decide again. */
+    Boolean result;
+    SQLException failure;
+
+    Take(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, Object tx, int level, boolean queued) {
+        this.owner = owner;
+        this.key = key;
+        this.shared = shared;
+        this.tryLock = tryLock;
+        this.tx = tx;
+        this.level = level;
+        this.queued = queued;
+    }
+
+    void fail(SQLException e) {
+        failure = e;
+        done = true;
+    }
+
+    void decideAgain() {
+        result = null;
+        done = true;
+    }
+}

@@ -1,0 +1,50 @@
+package io.lockhygiene.internal.holder;
+
+import java.sql.SQLException;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A holder connection of its own for one blocking call that waits for another process: it waits in
+ * PostgreSQL's queue (so queue order, refused tries and the seed's pg_locks alert are PostgreSQL's), and
+ * the key it gets stays on it until the process lets go of that key. Its {@code io} lock is held by the
+ * waiting owner for the whole wait and briefly for each release; it is taken after the main connection's.
+ */
+final class Waiter {
+    final ReentrantLock io = new ReentrantLock();
+    private final HolderLink link;
+
+    Waiter(HolderLink link) {
+        this.link = link;
+    }
+
+    HolderLink link() {
+        return link;
+    }
+
+    int backendPid() {
+        return link.backendPid();
+    }
+
+    /** Cancels the wait running on it (a deadlock, a cancel, an interrupt); any thread. */
+    void cancel() {
+        link.cancel();
+    }
+
+    boolean isClosed() {
+        return link.isClosed();
+    }
+
+    void close() {
+        link.close();
+    }
+
+    /** Under io: one statement that does not wait. */
+    String[] query(String sql, int columns) throws SQLException {
+        return link.query(sql, columns);
+    }
+
+    @Override
+    public String toString() {
+        return "waiting connection of the lock holder (backend " + link.backendPid() + ")";
+    }
+}

@@ -1,0 +1,101 @@
+package io.lockhygiene.internal.holder;
+
+import java.sql.SQLException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The holder's waiting connections on a dedicated endpoint: lent to one blocking call at a time, kept while
+ * a key it took is held, then idle for the next wait (a few are kept idle; more are closed).
+ */
+final class Waiters {
+    static final int MAX_IDLE = 2;
+
+    private final HolderEndpoint endpoint;
+    /** Guards the lists only; never held across a round trip. */
+    private final ReentrantLock lists = new ReentrantLock();
+    private final ArrayDeque<Waiter> idle = new ArrayDeque<>();
+    private final List<Waiter> all = new ArrayList<>();
+
+    Waiters(HolderEndpoint endpoint) {
+        this.endpoint = endpoint;
+    }
+
+    /** An idle waiting connection, or a new one (opened outside every lock). */
+    Waiter borrow() throws SQLException {
+        lists.lock();
+        try {
+            Waiter w = idle.poll();
+            if (w != null && !w.isClosed()) {
+                return w;
+            }
+            if (w != null) {
+                all.remove(w);
+            }
+        } finally {
+            lists.unlock();
+        }
+        Waiter w = new Waiter(endpoint.open());
+        lists.lock();
+        try {
+            all.add(w);
+        } finally {
+            lists.unlock();
+        }
+        return w;
+    }
+
+    /** Back from a wait or a release: idle when it holds nothing (or closed beyond a few), else it stays out. */
+    void giveBack(Waiter w, boolean holdsSomething) {
+        if (holdsSomething) {
+            return;
+        }
+        boolean close = false;
+        lists.lock();
+        try {
+            if (w.isClosed()) {
+                all.remove(w);
+            } else if (!idle.contains(w)) {
+                if (idle.size() >= MAX_IDLE) {
+                    all.remove(w);
+                    close = true;
+                } else {
+                    idle.push(w);
+                }
+            }
+        } finally {
+            lists.unlock();
+        }
+        if (close) {
+            w.close();
+        }
+    }
+
+    /** Every waiting connection (the watchdog looks at those that hold keys). */
+    List<Waiter> all() {
+        lists.lock();
+        try {
+            return new ArrayList<>(all);
+        } finally {
+            lists.unlock();
+        }
+    }
+
+    /** The holder lost its server: every waiting connection goes (their locks are gone anyway). */
+    void closeAll() {
+        List<Waiter> closing;
+        lists.lock();
+        try {
+            closing = new ArrayList<>(all);
+            all.clear();
+            idle.clear();
+        } finally {
+            lists.unlock();
+        }
+        for (Waiter w : closing) {
+            w.close();
+        }
+    }
+}

@@ -1,0 +1,123 @@
+package io.lockhygiene.internal.holder;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+import io.lockhygiene.internal.emulate.AdvisoryKey;
+
+/**
+ * Every emulated wait of this JVM, while it lasts: an owner waiting for another owner of the process (in
+ * the JVM, where pg_locks cannot see it) or for another process (in PostgreSQL's queue on a connection of
+ * the holder's, where it can; or polled through a transaction pooler, where it cannot). The wait monitor,
+ * JMX and the meters read them, so that no emulated wait goes unseen.
+ */
+public final class Waits {
+    /** Where the wait happens. */
+    public enum Where {
+        /** In the JVM, for another owner of this process. */
+        LOCAL,
+        /** In PostgreSQL's queue, on a holder connection of its own (pg_locks shows it). */
+        SERVER,
+        /** Polled through the application's pooler (pg_locks does not show it). */
+        POLLED
+    }
+
+    /** One wait. */
+    public static final class Wait {
+        private final String owner;
+        private final AdvisoryKey key;
+        private final boolean shared;
+        private final long sinceMillis = System.currentTimeMillis();
+        private final long sinceNanos = System.nanoTime();
+        private final Thread thread = Thread.currentThread();
+        private volatile Where where;
+        private volatile Supplier<String> holder;
+        private volatile int backendPid;
+
+        Wait(String owner, AdvisoryKey key, boolean shared, Where where, Supplier<String> holder) {
+            this.owner = owner;
+            this.key = key;
+            this.shared = shared;
+            this.where = where;
+            this.holder = holder;
+        }
+
+        public String owner() {
+            return owner;
+        }
+
+        public AdvisoryKey key() {
+            return key;
+        }
+
+        public boolean shared() {
+            return shared;
+        }
+
+        /** Wall-clock start, epoch milliseconds. */
+        public long sinceMillis() {
+            return sinceMillis;
+        }
+
+        public long waitedMillis() {
+            return (System.nanoTime() - sinceNanos) / 1_000_000L;
+        }
+
+        public Where where() {
+            return where;
+        }
+
+        /** Who holds the key, as far as this process knows (another owner, or another process). */
+        public String holder() {
+            Supplier<String> h = holder;
+            return h == null ? "another process" : h.get();
+        }
+
+        /** SERVER: the holder connection's backend that waits in PostgreSQL's queue; 0 otherwise. */
+        public int backendPid() {
+            return backendPid;
+        }
+
+        Thread thread() {
+            return thread;
+        }
+
+        long waitedNanos() {
+            return System.nanoTime() - sinceNanos;
+        }
+
+        void moved(Where now, Supplier<String> heldBy, int pid) {
+            where = now;
+            holder = heldBy;
+            backendPid = pid;
+        }
+    }
+
+    private static final Set<Wait> ACTIVE = ConcurrentHashMap.newKeySet();
+
+    private Waits() {
+    }
+
+    static Wait begin(String owner, AdvisoryKey key, boolean shared, Where where, Supplier<String> holder) {
+        Wait w = new Wait(owner, key, shared, where, holder);
+        ACTIVE.add(w);
+        return w;
+    }
+
+    static void end(Wait w) {
+        if (w != null) {
+            ACTIVE.remove(w);
+        }
+    }
+
+    /** The waits of this JVM now, longest first. */
+    public static List<Wait> snapshot() {
+        List<Wait> out = new ArrayList<>(ACTIVE);
+        out.sort((a, b) -> Long.compare(b.waitedMillis(), a.waitedMillis()));
+        return Collections.unmodifiableList(out);
+    }
+}

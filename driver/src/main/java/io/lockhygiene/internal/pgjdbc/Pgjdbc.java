@@ -1,0 +1,197 @@
+package io.lockhygiene.internal.pgjdbc;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+import io.lockhygiene.internal.policy.Situation;
+
+/**
+ * The two things LockHygiene asks pgjdbc beyond java.sql: the BackendKeyData pid and the transaction
+ * state. Reached reflectively through {@code unwrap}, with pgjdbc's interfaces loaded from the
+ * connection's own class loader, so that the core links against java.sql only: the agent loads it where
+ * pgjdbc is not visible (a Spring Boot fat jar, a servlet container), and the driver works with whatever
+ * pgjdbc 42.x the application brings. Only slow paths call it.
+ */
+public final class Pgjdbc {
+    private static final ClassValue<Method> BACKEND_PID = new ClassValue<Method>() {
+        @Override
+        protected Method computeValue(Class<?> type) {
+            return method(type, "getBackendPID");
+        }
+    };
+    private static final ClassValue<Method> TRANSACTION_STATE = new ClassValue<Method>() {
+        @Override
+        protected Method computeValue(Class<?> type) {
+            return method(type, "getTransactionState");
+        }
+    };
+
+    private static final ClassValue<Method> EXECUTE_WITH_FLAGS = new ClassValue<Method>() {
+        @Override
+        protected Method computeValue(Class<?> type) {
+            try {
+                Method m = type.getMethod("executeWithFlags", String.class, int.class);
+                m.setAccessible(true);
+                return m;
+            } catch (NoSuchMethodException | RuntimeException e) {
+                throw new IllegalStateException("pgjdbc " + type.getName() + " has no executeWithFlags(String, int)", e);
+            }
+        }
+    };
+    /** pgjdbc's QueryExecutor.QUERY_EXECUTE_AS_SIMPLE: send this one text with the simple query protocol. */
+    private static final int QUERY_EXECUTE_AS_SIMPLE = 1024;
+
+    private Pgjdbc() {
+    }
+
+    /**
+     * Runs {@code sql} with the simple query protocol (BaseStatement.executeWithFlags). A session idle in
+     * transaction after an extended-protocol statement keeps a snapshot (backend_xmin), which makes
+     * CREATE INDEX CONCURRENTLY, REINDEX CONCURRENTLY and VACUUM wait for it; after a simple-protocol
+     * statement it holds none.
+     */
+    public static boolean executeSimple(Statement s, String sql) throws SQLException {
+        Object base = unwrapStatement(s);
+        return (Boolean) invoke(EXECUTE_WITH_FLAGS.get(base.getClass()), base, sql, QUERY_EXECUTE_AS_SIMPLE);
+    }
+
+    /** {@link #executeSimple(Statement, String)} on a statement of its own. */
+    public static void executeSimple(java.sql.Connection c, String sql) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            executeSimple(s, sql);
+        }
+    }
+
+    private static Object unwrapStatement(Statement s) throws SQLException {
+        for (ClassLoader cl : new ClassLoader[] {s.getClass().getClassLoader(),
+                Thread.currentThread().getContextClassLoader(), Pgjdbc.class.getClassLoader()}) {
+            try {
+                Class<?> iface = Class.forName("org.postgresql.core.BaseStatement", false, cl);
+                if (iface.isInstance(s)) {
+                    return s;
+                }
+                if (s.isWrapperFor(iface)) {
+                    return s.unwrap(iface);
+                }
+            } catch (ClassNotFoundException | LinkageError | NullPointerException notThisLoader) {
+                // try the next loader
+            }
+        }
+        throw new SQLException("LockHygiene needs pgjdbc (org.postgresql.core.BaseStatement) behind " + s.getClass().getName());
+    }
+
+    /** pgjdbc's own result set types, per class loader of the statement (the agent serves several). */
+    private static final ClassValue<Object[]> DRIVER_RESULT_SET = new ClassValue<Object[]>() {
+        @Override
+        protected Object[] computeValue(Class<?> statementType) {
+            try {
+                ClassLoader cl = statementType.getClassLoader();
+                Class<?> base = Class.forName("org.postgresql.core.BaseStatement", false, cl);
+                Class<?> field = Class.forName("org.postgresql.core.Field", false, cl);
+                Class<?> tuple = Class.forName("org.postgresql.core.Tuple", false, cl);
+                Method create = base.getMethod("createDriverResultSet",
+                        java.lang.reflect.Array.newInstance(field, 0).getClass(), java.util.List.class);
+                return new Object[] {create, field.getConstructor(String.class, int.class), field,
+                        tuple.getConstructor(byte[][].class)};
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                throw new IllegalStateException("pgjdbc has no BaseStatement.createDriverResultSet(Field[], List<Tuple>)", e);
+            }
+        }
+    };
+
+    /**
+     * A result set made by pgjdbc itself (BaseStatement.createDriverResultSet), as if the server had sent
+     * it: columns {@code labels} of types {@code oids}, rows of values in text format (null for NULL).
+     */
+    public static java.sql.ResultSet driverResultSet(Statement s, String[] labels, int[] oids, java.util.List<byte[][]> rows)
+            throws SQLException {
+        Object base = unwrapStatement(s);
+        Object[] api = DRIVER_RESULT_SET.get(base.getClass());
+        try {
+            Object fields = java.lang.reflect.Array.newInstance((Class<?>) api[2], labels.length);
+            for (int i = 0; i < labels.length; i++) {
+                java.lang.reflect.Array.set(fields, i,
+                        ((java.lang.reflect.Constructor<?>) api[1]).newInstance(labels[i], oids[i]));
+            }
+            java.util.List<Object> tuples = new java.util.ArrayList<>(rows.size());
+            for (byte[][] row : rows) {
+                tuples.add(((java.lang.reflect.Constructor<?>) api[3]).newInstance((Object) row));
+            }
+            return (java.sql.ResultSet) invoke((Method) api[0], base, fields, tuples);
+        } catch (ReflectiveOperationException e) {
+            throw new SQLException("LockHygiene could not make a pgjdbc result set", e);
+        }
+    }
+
+    /** PGConnection.getBackendPID(): the pid PgBouncer or PostgreSQL announced at connect. */
+    public static int backendPid(Connection c) throws SQLException {
+        Object pg = unwrap(c, "org.postgresql.PGConnection");
+        return (Integer) invoke(BACKEND_PID.get(pg.getClass()), pg);
+    }
+
+    /** True unless BaseConnection.getTransactionState() is IDLE (no transaction open on the server). */
+    public static boolean inTransaction(Connection c) throws SQLException {
+        return transactionStatus(c) != Situation.TransactionStatus.IDLE;
+    }
+
+    /**
+     * BaseConnection.getTransactionState(): the status the server sent with its last ReadyForQuery
+     * (IDLE, OPEN, FAILED), whatever the JDBC API was told.
+     */
+    public static Situation.TransactionStatus transactionStatus(Connection c) throws SQLException {
+        Object base = unwrap(c, "org.postgresql.core.BaseConnection");
+        String state = String.valueOf(invoke(TRANSACTION_STATE.get(base.getClass()), base));
+        switch (state) {
+            case "IDLE":
+                return Situation.TransactionStatus.IDLE;
+            case "FAILED":
+                return Situation.TransactionStatus.FAILED;
+            default:
+                return Situation.TransactionStatus.OPEN;
+        }
+    }
+
+    private static Object unwrap(Connection c, String interfaceName) throws SQLException {
+        for (ClassLoader cl : new ClassLoader[] {c.getClass().getClassLoader(),
+                Thread.currentThread().getContextClassLoader(), Pgjdbc.class.getClassLoader()}) {
+            try {
+                Class<?> iface = Class.forName(interfaceName, false, cl);
+                if (iface.isInstance(c)) {
+                    return c;
+                }
+                if (c.isWrapperFor(iface)) {
+                    return c.unwrap(iface);
+                }
+            } catch (ClassNotFoundException | LinkageError | NullPointerException notThisLoader) {
+                // try the next loader
+            }
+        }
+        throw new SQLException("LockHygiene needs pgjdbc (" + interfaceName + ") behind " + c.getClass().getName());
+    }
+
+    private static Method method(Class<?> type, String name) {
+        try {
+            Method m = type.getMethod(name);
+            m.setAccessible(true); // public method of a possibly non-public class
+            return m;
+        } catch (NoSuchMethodException | RuntimeException e) {
+            throw new IllegalStateException("pgjdbc " + type.getName() + " has no " + name + "()", e);
+        }
+    }
+
+    private static Object invoke(Method m, Object target, Object... args) throws SQLException {
+        try {
+            return m.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            if (e.getCause() instanceof SQLException) {
+                throw (SQLException) e.getCause();
+            }
+            throw new SQLException("pgjdbc " + m.getName() + " failed", e.getCause());
+        } catch (IllegalAccessException | RuntimeException e) {
+            throw new SQLException("LockHygiene could not call pgjdbc " + m.getName(), e);
+        }
+    }
+}

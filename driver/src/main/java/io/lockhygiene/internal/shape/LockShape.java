@@ -1,0 +1,212 @@
+package io.lockhygiene.internal.shape;
+
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * One statement's advisory calls as emulate decides them: which calls, on which keys, in the order
+ * PostgreSQL evaluates them, and how the statement is answered. Made by {@link ShapeParser}; pure and
+ * immutable, cached with the statement's plan.
+ *
+ * <p>Forms:
+ * <ul>
+ * <li>{@link Form#SELECT_LIST}: {@code SELECT item, ...} without FROM (one row): calls, CASE, NOT/AND/OR,
+ * casts and other expressions that call nothing;</li>
+ * <li>{@link Form#FROM_CALL}: {@code SELECT ... FROM f(args) [AS alias]} (what pgjdbc sends for
+ * {@code {call f(?)}}, and {@code SELECT 1 FROM pg_advisory_xact_lock(hashtext(?))});</li>
+ * <li>{@link Form#ROWS}: {@code SELECT f(key), ... FROM ... [WHERE ...]}: every select-list item a call,
+ * keys that may read the rows, evaluated once per row in the order of the rows;</li>
+ * <li>{@link Form#CALL_ESCAPE}: JDBC's {@code {call f(?)}} and {@code {? = call f(?)}}.</li>
+ * </ul>
+ * A statement of any other shape is {@linkplain #unsupported() unsupported}, with the reason.
+ */
+public final class LockShape {
+    public enum Form { SELECT_LIST, FROM_CALL, ROWS, CALL_ESCAPE }
+
+    /** One select-list item and the name of its result column. */
+    public static final class Item {
+        final Node expr;
+        /** The alias as PostgreSQL names it, or null. */
+        final String alias;
+        /** FROM_CALL: the item is {@code *} or the call's column, answered from the call itself. */
+        final boolean fromColumn;
+
+        Item(Node expr, String alias, boolean fromColumn) {
+            this.expr = expr;
+            this.alias = alias;
+            this.fromColumn = fromColumn;
+        }
+
+        public Node expr() {
+            return expr;
+        }
+
+        /** The column label PostgreSQL gives it: its alias, or the expression's derived name. */
+        public String label() {
+            return alias != null ? alias : expr.columnName();
+        }
+    }
+
+    final String sql;
+    final Form form;
+    final List<Item> items;
+    final Node.Call fromCall;
+    /** FROM_CALL: the table alias written (null: none, the function's name is used). */
+    final String fromAlias;
+    /** FROM_CALL: the call's result column name (its column alias, its table alias, or the function's name). */
+    final String fromColumn;
+    /** FROM_CALL: where the written alias ends, or the call's end when none is written. */
+    final int fromAliasEnd;
+    final boolean fromAliasHasColumns;
+    /** ROWS: where the text after the select list starts (its FROM). */
+    final int tailStart;
+    final List<Node.Call> calls;
+    final int parameterCount;
+    final boolean outParameter;
+    final String unsupported;
+
+    LockShape(String sql, Form form, List<Item> items, Node.Call fromCall, String fromAlias, String fromColumn,
+              int fromAliasEnd, boolean fromAliasHasColumns, int tailStart, List<Node.Call> calls, int parameterCount,
+              boolean outParameter) {
+        this.sql = sql;
+        this.form = form;
+        this.items = Collections.unmodifiableList(items);
+        this.fromCall = fromCall;
+        this.fromAlias = fromAlias;
+        this.fromColumn = fromColumn;
+        this.fromAliasEnd = fromAliasEnd;
+        this.fromAliasHasColumns = fromAliasHasColumns;
+        this.tailStart = tailStart;
+        this.calls = Collections.unmodifiableList(calls);
+        this.parameterCount = parameterCount;
+        this.outParameter = outParameter;
+        this.unsupported = null;
+    }
+
+    private LockShape(String sql, String unsupported, List<Node.Call> calls, int parameterCount) {
+        this.sql = sql;
+        this.form = null;
+        this.items = Collections.emptyList();
+        this.fromCall = null;
+        this.fromAlias = null;
+        this.fromColumn = null;
+        this.fromAliasEnd = -1;
+        this.fromAliasHasColumns = false;
+        this.tailStart = -1;
+        this.calls = calls;
+        this.parameterCount = parameterCount;
+        this.outParameter = false;
+        this.unsupported = unsupported;
+    }
+
+    static LockShape unsupported(String sql, String why, List<Node.Call> calls, int parameterCount) {
+        return new LockShape(sql, why, calls, parameterCount);
+    }
+
+    public String sql() {
+        return sql;
+    }
+
+    public Form form() {
+        return form;
+    }
+
+    /** Why emulate cannot decide this statement's calls exactly, or null when it can. */
+    public String unsupported() {
+        return unsupported;
+    }
+
+    public boolean isSupported() {
+        return unsupported == null;
+    }
+
+    public List<Item> items() {
+        return items;
+    }
+
+    /** FROM_CALL and CALL_ESCAPE: the call the statement is about. */
+    public Node.Call fromCall() {
+        return fromCall;
+    }
+
+    /** Every advisory call, in text order (each call's {@link Node.Call#index()}). */
+    public List<Node.Call> calls() {
+        return calls;
+    }
+
+    /** JDBC bind parameters ({@code ?}) in the text, the out parameter of {@code {? = call}} included. */
+    public int parameterCount() {
+        return parameterCount;
+    }
+
+    /** {@code {? = call f(...)}}: parameter 1 is the function's result. */
+    public boolean hasOutParameter() {
+        return outParameter;
+    }
+
+    /** True when some call is session-level. */
+    public boolean hasSessionLevelCall() {
+        for (Node.Call c : calls) {
+            if (c.function.isSessionLevel()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** True when some key is an expression only the server can evaluate. */
+    public boolean hasExpressionKeys() {
+        for (Node.Call c : calls) {
+            for (KeyArg a : c.args) {
+                if (a.kind() == KeyArg.Kind.EXPRESSION) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * True when the lock table can make the whole answer (every item a call, CASE, NOT/AND/OR or a boolean
+     * constant, each of boolean or void type); otherwise the server computes it from the calls' results.
+     */
+    public boolean answeredLocally() {
+        if (form == Form.ROWS || form == Form.CALL_ESCAPE) {
+            return true;
+        }
+        for (Item i : items) {
+            if (i.fromColumn) {
+                continue;
+            }
+            Node.Type t = i.expr.type();
+            if (t != Node.Type.BOOL && t != Node.Type.VOID) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * True when PostgreSQL may refuse the statement for reasons the lock table cannot see (a type error,
+     * a missing column in text that calls nothing): it is described by the server before any call is decided.
+     */
+    public boolean needsValidation() {
+        if (form == Form.ROWS) {
+            return false; // its key query is the statement itself: the server checks it there
+        }
+        if (form == Form.FROM_CALL && fromCall.type() == Node.Type.ERROR) {
+            return true;
+        }
+        for (Item i : items) {
+            if (!i.fromColumn && i.expr.type() != Node.Type.BOOL && i.expr.type() != Node.Type.VOID) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public String toString() {
+        return isSupported() ? form + " " + calls : "unsupported: " + unsupported;
+    }
+}
