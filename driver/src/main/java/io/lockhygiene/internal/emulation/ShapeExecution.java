@@ -77,7 +77,16 @@ final class ShapeExecution {
 
     private Outcome oneRow() throws SQLException {
         Object[] keys = KeyResolution.keys(shape, binds, holder.keys(), emulation.raw());
-        ShapeEvaluator.Row row = ShapeEvaluator.evaluate(shape, c -> decide(c, keys[c.index()]));
+        Node.Call[] probe = shape.freeProbe();
+        ShapeEvaluator.Row row;
+        if (probe != null && keys[probe[0].index()] instanceof AdvisoryKey && keys[probe[0].index()].equals(keys[probe[1].index()])) {
+            // Kill Bill's isFree: take and let go at once, as one question (one round trip at most)
+            Object k = keys[probe[0].index()];
+            boolean free = holder.probeFree(owner, (AdvisoryKey) k, probe[0].function().isShared());
+            row = ShapeEvaluator.evaluate(shape, c -> c == probe[0] ? Boolean.valueOf(free) : Boolean.TRUE);
+        } else {
+            row = ShapeEvaluator.evaluate(shape, c -> decide(c, keys[c.index()]));
+        }
         if (!shape.answeredLocally()) {
             return new Outcome(null, ShapeText.answerQuery(shape, row), warnings, this::endStatement);
         }

@@ -11,8 +11,10 @@ import io.lockhygiene.internal.shape.LockShape;
 /**
  * Before any call of a statement is decided: PostgreSQL's own verdict on a statement that has more than
  * calls on integer keys (a type error, a missing column, a syntax error in text that calls nothing), so
- * that a statement PostgreSQL refuses takes no lock. The server describes it (parse and describe, nothing
- * executed) once per text and parameter types; a refusal is PostgreSQL's own exception.
+ * that a statement PostgreSQL refuses takes no lock. The server plans it without running it
+ * ({@code EXPLAIN}: parse analysis resolves every function and type, nothing volatile is called), once per
+ * text and parameter types; a refusal is PostgreSQL's own exception. (pgjdbc's describe-only round trip
+ * would name a server-side statement, which a transaction pooler before PgBouncer 1.21 cannot keep.)
  */
 public final class Validation {
     static final int MAX_ENTRIES = 2048;
@@ -33,9 +35,9 @@ public final class Validation {
         VALID.put(key, Boolean.TRUE);
     }
 
-    /** Parse and describe only: PostgreSQL's error if it refuses the text, nothing run either way. */
+    /** Planned only: PostgreSQL's error if it refuses the text, nothing run either way. */
     public static void describe(String sql, Binds binds, int parameters, Connection raw) throws SQLException {
-        try (PreparedStatement ps = raw.prepareStatement(sql)) {
+        try (PreparedStatement ps = raw.prepareStatement("EXPLAIN " + sql)) {
             if (binds != null) {
                 int[] all = new int[parameters];
                 for (int i = 0; i < parameters; i++) {
@@ -43,7 +45,7 @@ public final class Validation {
                 }
                 binds.applyTo(ps, all);
             }
-            ps.getMetaData();
+            ps.executeQuery().close();
         }
     }
 }

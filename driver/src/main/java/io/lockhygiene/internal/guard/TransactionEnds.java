@@ -89,7 +89,8 @@ final class TransactionEnds {
                 plan.scan.finalTransactionEnd())) {
             return false; // no transaction to end on a server of ours: the text runs as it is
         }
-        return alwaysCheck || !calls.isEmpty() || plan.scan.hasSessionLevelCall();
+        // under emulate the calls are the lock table's: none of them leaves a lock on this server
+        return alwaysCheck || !calls.isEmpty() || (plan.scan.hasSessionLevelCall() && !emulation.on());
     }
 
     /**

@@ -184,6 +184,10 @@ final class Arbiter {
     boolean stillNeedsServer(Take t, Object main) {
         state.lock();
         try {
+            if (t.probe) {
+                return tryBlocker(t.owner, t.key, t.shared) == null && table.serverNeeds(t.key, t.shared)
+                        && table.serverHolder(t.key, !t.shared) == null;
+            }
             Object blocker = t.queued ? table.blockerInQueue(t.owner, t.key, t.shared) : t.tryLock
                     ? tryBlocker(t.owner, t.key, t.shared) : table.blocker(t.owner, t.key, t.shared);
             if (blocker != null || !table.serverNeeds(t.key, t.shared)) {

@@ -206,6 +206,65 @@ public final class Holder {
                 + " waits for advisory lock " + key + " held by " + other + ", which waits for it)", "40P01");
     }
 
+    /**
+     * Whether {@code owner} would get {@code key} now, taken and let go at once: Kill Bill's
+     * {@code CASE WHEN pg_try_advisory_lock(k) THEN pg_advisory_unlock(k) ELSE FALSE END}. Decided in the
+     * table when it can; otherwise one round trip that takes and releases the key in the same statement,
+     * where PostgreSQL's session would take it in one and release it in the next.
+     */
+    public boolean probeFree(LockOwner owner, AdvisoryKey key, boolean shared) throws SQLException {
+        current.set(owner);
+        try {
+            while (true) {
+                Arbiter.Answer a = arbiter.request(owner, key, shared, true, null, 0, false, waiters != null);
+                switch (a.verdict) {
+                    case GRANTED:
+                        arbiter.unlock(owner, key, shared);
+                        return true;
+                    case REFUSED:
+                        return false;
+                    default:
+                        break;
+                }
+                Boolean free;
+                if (a.queueCheckOnly) {
+                    free = queueCheck(owner, key, null, 0);
+                    if (Boolean.TRUE.equals(free)) {
+                        arbiter.unlock(owner, key, shared);
+                    }
+                } else if (a.other instanceof Waiter) {
+                    free = takeOnWaiter((Waiter) a.other, owner, key, shared, null, 0, false);
+                    if (Boolean.TRUE.equals(free)) {
+                        arbiter.unlock(owner, key, shared);
+                    }
+                } else {
+                    Take take = new Take(owner, key, shared, true, null, 0, false);
+                    take.probe = true;
+                    takes.add(take);
+                    main.io.lock();
+                    try {
+                        if (!take.done) {
+                            flush();
+                        }
+                    } finally {
+                        main.io.unlock();
+                        publishPending();
+                    }
+                    if (take.failure != null) {
+                        throw take.failure;
+                    }
+                    free = take.result;
+                }
+                if (free != null) {
+                    return free;
+                }
+            }
+        } finally {
+            current.remove();
+            settleQuietly(owner);
+        }
+    }
+
     /** Queues a try on the main connection and sends it with everything else due, in one round trip. */
     private Boolean takeOnMain(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, Object tx, int level,
                                boolean queued) throws SQLException {
@@ -425,6 +484,13 @@ public final class Holder {
                     : "pg_catalog.pg_advisory_unlock(").append(l.key.sqlArguments()).append(")::text");
         }
         for (Take t : batch) {
+            if (t.probe) {
+                String m = t.shared ? "_shared(" : "(";
+                list.append(columns++ == 0 ? "" : ", ").append("(pg_catalog.pg_try_advisory_lock").append(m)
+                        .append(t.key.sqlArguments()).append(") AND pg_catalog.pg_advisory_unlock").append(m)
+                        .append(t.key.sqlArguments()).append("))::text");
+                continue;
+            }
             list.append(columns++ == 0 ? "" : ", ").append(t.grantedAtOnce ? "pg_catalog.pg_advisory_lock_shared("
                     : t.shared ? "pg_catalog.pg_try_advisory_lock_shared(" : "pg_catalog.pg_try_advisory_lock(")
                     .append(t.key.sqlArguments()).append(")::text");
@@ -459,7 +525,10 @@ public final class Holder {
         for (int i = 0; i < batch.size(); i++) {
             Take t = batch.get(i);
             boolean got = t.grantedAtOnce || "true".equals(answers[releases.size() + i]);
-            if (!got) {
+            if (t.probe) {
+                t.result = got; // taken and let go in one statement: nothing to record
+                t.done = true;
+            } else if (!got) {
                 t.result = Boolean.FALSE;
                 t.done = true;
             } else if (arbiter.serverTook(t.owner, t.key, t.shared, main, t.tx, t.level, t.queued)) {

@@ -21,6 +21,8 @@ final class Take {
     final boolean queued;
     /** A blocking shared request on a backend that holds the key exclusively: PostgreSQL grants it at once. */
     boolean grantedAtOnce;
+    /** Only asks whether the key is free now (taken and let go in the same statement); nothing is granted. */
+    boolean probe;
     boolean done;
     /** TRUE granted, FALSE refused by the server, null: decide again. */
     Boolean result;

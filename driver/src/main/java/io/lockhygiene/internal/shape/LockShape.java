@@ -154,6 +154,30 @@ public final class LockShape {
         return false;
     }
 
+    /**
+     * Kill Bill's {@code isFree}: {@code SELECT CASE WHEN pg_try_advisory_lock(k) THEN pg_advisory_unlock(k)
+     * [ELSE FALSE] END}, one try and the unlock of the same mode (whether their keys are equal is seen when
+     * they are known): the calls, [try, unlock], or null when the statement is something else.
+     */
+    public Node.Call[] freeProbe() {
+        if (form != Form.SELECT_LIST || items.size() != 1 || !(items.get(0).expr instanceof Node.Case)) {
+            return null;
+        }
+        Node.Case c = (Node.Case) items.get(0).expr;
+        if (c.conditions.size() != 1 || !(c.conditions.get(0) instanceof Node.Call)
+                || !(c.results.get(0) instanceof Node.Call)) {
+            return null;
+        }
+        Node.Call take = (Node.Call) c.conditions.get(0);
+        Node.Call release = (Node.Call) c.results.get(0);
+        boolean elseFalse = c.otherwise == null || (c.otherwise instanceof Node.Const
+                && Boolean.FALSE.equals(((Node.Const) c.otherwise).value));
+        boolean matching = take.function.isSessionLevel() && take.function.isTry() && take.function.isAcquire()
+                && release.function.isSessionLevel() && release.function.kind() == io.lockhygiene.internal.sql.AdvisoryFunction.Kind.RELEASE
+                && take.function.isShared() == release.function.isShared() && take.args.size() == release.args.size();
+        return elseFalse && matching ? new Node.Call[] {take, release} : null;
+    }
+
     /** True when some key is an expression only the server can evaluate. */
     public boolean hasExpressionKeys() {
         for (Node.Call c : calls) {
