@@ -48,6 +48,8 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
     private volatile int currentWaits;
     private volatile long longestWaitMillis;
     private boolean unreachable;
+    /** Serializes polls (each a round trip) and start/close; a ReentrantLock, so a virtual thread is not pinned. */
+    private final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
     private ScheduledExecutorService scheduler;
     private ObjectName jmxName;
 
@@ -130,7 +132,16 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
     }
 
     /** Polls on a daemon thread every interval, and registers the MXBean. */
-    public synchronized AdvisoryWaitMonitor start() {
+    public AdvisoryWaitMonitor start() {
+        lock.lock();
+        try {
+            return startLocked();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private AdvisoryWaitMonitor startLocked() {
         if (scheduler == null) {
             scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "lockhygiene-advisory-wait-monitor-" + name);
@@ -166,30 +177,70 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
     }
 
     /**
-     * One poll: the waits over the threshold now. Logs each new episode once; forgets episodes that ended.
+     * One poll: the waits over the threshold now, those PostgreSQL shows and, under emulate, those of this
+     * JVM it cannot show. Logs each new episode once; forgets episodes that ended.
      */
-    public synchronized List<AdvisoryWait> poll() throws SQLException {
-        List<AdvisoryWait> waits = query();
+    public List<AdvisoryWait> poll() throws SQLException {
+        lock.lock();
+        try {
+            List<AdvisoryWait> waits = query();
+            waits.addAll(emulatedWaits());
+            record(waits);
+            return waits;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * emulate: this JVM's waits over the threshold that pg_locks does not show (one owner waiting for
+     * another in the JVM, or polling for another process through a pooler); waits in PostgreSQL's queue are
+     * the query's already.
+     */
+    private List<AdvisoryWait> emulatedWaits() {
+        List<AdvisoryWait> out = new ArrayList<>();
+        for (io.lockhygiene.internal.holder.Waits.Wait w : io.lockhygiene.internal.holder.Waits.snapshot()) {
+            if (w.where() == io.lockhygiene.internal.holder.Waits.Where.SERVER || w.waitedMillis() < threshold.toMillis()) {
+                continue;
+            }
+            String key = w.key().toString();
+            if (classId != null && (w.key().classid() != (classId & 0xFFFFFFFFL))) {
+                continue;
+            }
+            out.add(new AdvisoryWait(0, 0, key, w.shared() ? "ShareLock" : "ExclusiveLock", w.waitedMillis(),
+                    w.where() == io.lockhygiene.internal.holder.Waits.Where.LOCAL ? "waiting in the JVM"
+                            : "polling through the pooler", null, null, null, null, w.owner(), w.holder()));
+        }
+        return out;
+    }
+
+    private void record(List<AdvisoryWait> waits) {
         Set<String> seen = new HashSet<>();
         long longest = 0;
-        Set<Integer> blocked = new HashSet<>();
+        Set<String> blocked = new HashSet<>();
         for (AdvisoryWait w : waits) {
-            String episode = w.blockedPid() + "/" + w.key() + "/" + w.mode();
+            String who = w.isEmulated() ? w.owner() : Integer.toString(w.blockedPid());
+            String episode = who + "/" + w.key() + "/" + w.mode();
             seen.add(episode);
-            blocked.add(w.blockedPid());
+            blocked.add(who);
             longest = Math.max(longest, w.waitMillis());
             if (episodes.add(episode)) {
                 reported.incrementAndGet();
-                Log.warn("LockHygiene: backend {} has waited {} ms (threshold {} ms) for advisory lock {} ({}) held by"
-                                + " backend {}; state {}, wait event {}:{}. Waiting query: {} Holding query: {}",
-                        w.blockedPid(), w.waitMillis(), threshold.toMillis(), w.key(), w.mode(), w.blockingPid(),
-                        w.state(), w.waitEventType(), w.waitEvent(), w.blockedQuery(), w.blockingQuery());
+                if (w.isEmulated()) {
+                    Log.warn("LockHygiene: {} has waited {} ms (threshold {} ms) for advisory lock {} ({}) held by {}"
+                                    + " (lockhygiene.mode=emulate, {}: pg_locks does not show this wait)", w.owner(),
+                            w.waitMillis(), threshold.toMillis(), w.key(), w.mode(), w.holder(), w.state());
+                } else {
+                    Log.warn("LockHygiene: backend {} has waited {} ms (threshold {} ms) for advisory lock {} ({}) held by"
+                                    + " backend {}; state {}, wait event {}:{}. Waiting query: {} Holding query: {}",
+                            w.blockedPid(), w.waitMillis(), threshold.toMillis(), w.key(), w.mode(), w.blockingPid(),
+                            w.state(), w.waitEventType(), w.waitEvent(), w.blockedQuery(), w.blockingQuery());
+                }
             }
         }
         episodes.retainAll(seen);
         currentWaits = blocked.size();
         longestWaitMillis = longest;
-        return waits;
     }
 
     private List<AdvisoryWait> query() throws SQLException {
@@ -237,7 +288,16 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
     }
 
     @Override
-    public synchronized void close() {
+    public void close() {
+        lock.lock();
+        try {
+            closeLocked();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void closeLocked() {
         if (scheduler != null) {
             scheduler.shutdownNow();
             scheduler = null;

@@ -44,6 +44,8 @@ final class LocalBinariesBed implements RunningBed {
     private Properties credentials;
     private boolean postgresStarted;
     private BedEndpoints endpoints;
+    private String secondUrl;
+    private boolean secondStarted;
 
     private LocalBinariesBed(Processes processes, Path dir, Path pgBin) {
         this.processes = processes;
@@ -110,7 +112,7 @@ final class LocalBinariesBed implements RunningBed {
                 .append("listen_addresses = '127.0.0.1'\n")
                 .append("port = ").append(pgPort).append('\n')
                 .append("unix_socket_directories = ''\n")
-                .append("max_connections = 200\n")
+                .append("max_connections = 300\n")
                 .append("fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n")
                 .append("log_min_messages = warning\n");
         if (Files.exists(pgBin.getParent().resolve("lib/pg_stat_statements.so"))) {
@@ -197,6 +199,37 @@ final class LocalBinariesBed implements RunningBed {
         awaitReady(endpoints.url(route), credentials, mode);
     }
 
+    /**
+     * A second, separate PostgreSQL cluster (its own initdb, the same user and password, a database of the
+     * same name), started on first use and stopped with the bed: for checks that something reaches another
+     * cluster. Returns its direct URL.
+     */
+    synchronized String secondCluster() {
+        if (secondUrl != null) {
+            return secondUrl;
+        }
+        Path data = dir.resolve("pgdata2");
+        Path pwFile = dir.resolve("superuser2.pw");
+        write(pwFile, endpoints.password() + "\n");
+        handToServerUser(dir);
+        processes.check(List.of(pgBin.resolve("initdb").toString(), "-D", data.toString(), "-U", USER,
+                "--pwfile=" + pwFile, "-A", "scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync"), dir, 180);
+        int port = freePort();
+        append(data.resolve("postgresql.conf"), "\nlisten_addresses = '127.0.0.1'\nport = " + port
+                + "\nunix_socket_directories = ''\nfsync = off\nlog_min_messages = warning\n");
+        processes.check(List.of(pgBin.resolve("pg_ctl").toString(), "-D", data.toString(), "-l",
+                dir.resolve("postgres2.log").toString(), "-w", "-t", "120", "start"), dir, 150);
+        secondStarted = true;
+        try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/postgres", credentials);
+             Statement s = c.createStatement()) {
+            s.execute("CREATE DATABASE " + DATABASE);
+        } catch (SQLException e) {
+            throw new BedException("Could not create the second cluster's database: " + e.getMessage(), e);
+        }
+        secondUrl = "jdbc:postgresql://127.0.0.1:" + port + "/" + DATABASE;
+        return secondUrl;
+    }
+
     /** Fault injection: restart PostgreSQL (fast shutdown: every backend is terminated). */
     void restartPostgres() {
         processes.check(List.of(pgBin.resolve("pg_ctl").toString(), "-D", dir.resolve("pgdata").toString(), "-l",
@@ -227,8 +260,14 @@ final class LocalBinariesBed implements RunningBed {
             }
             postgresStarted = false;
         }
+        if (secondStarted) {
+            processes.runAsServerUser(List.of(pgBin.resolve("pg_ctl").toString(), "-D",
+                    dir.resolve("pgdata2").toString(), "-m", "fast", "-w", "-t", "60", "stop"), dir, 90);
+            secondStarted = false;
+        }
         deleteRecursively(dir.resolve("pgdata"));
-        for (String secret : List.of("superuser.pw", "userlist.txt")) {
+        deleteRecursively(dir.resolve("pgdata2"));
+        for (String secret : List.of("superuser.pw", "superuser2.pw", "userlist.txt")) {
             deleteRecursively(dir.resolve(secret));
         }
         if (!dir.startsWith(Paths.get("").toAbsolutePath())) {

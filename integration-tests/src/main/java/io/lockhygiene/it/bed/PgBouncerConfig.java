@@ -11,6 +11,10 @@ final class PgBouncerConfig {
     static final int TRANSACTION_POOL_SIZE = 3;
     /** Session mode needs one server per client; room for the demo and the tests. */
     static final int SESSION_POOL_SIZE = 40;
+    /** The session-mode database entry for lock holders: one server per process (and per waiting call). */
+    static final String HOLDER_ENTRY = "lockhygiene_holder";
+    static final int HOLDER_POOL_SIZE = 60;
+    static final int QUERY_WAIT_TIMEOUT_SECONDS = 20;
 
     private PgBouncerConfig() {
     }
@@ -24,6 +28,10 @@ final class PgBouncerConfig {
                 .append(" dbname=").append(database).append('\n');
         ini.append("postgres = host=").append(pgHost).append(" port=").append(pgPort)
                 .append(" dbname=postgres\n");
+        // a session-mode entry for lock holders beside the transaction-pooled one (lockhygiene.holderUrl)
+        ini.append(HOLDER_ENTRY).append(" = host=").append(pgHost).append(" port=").append(pgPort)
+                .append(" dbname=").append(database).append(" pool_mode=session pool_size=").append(HOLDER_POOL_SIZE)
+                .append('\n');
         ini.append("\n[pgbouncer]\n");
         ini.append("pool_mode = ").append(poolMode).append('\n');
         ini.append("listen_addr = ").append(listenAddr).append('\n');
@@ -36,12 +44,18 @@ final class PgBouncerConfig {
         ini.append("default_pool_size = ").append(poolSize).append('\n');
         ini.append("min_pool_size = 0\n");
         ini.append("reserve_pool_size = 0\n");
-        ini.append("max_client_conn = 500\n");
+        ini.append("max_client_conn = 1000\n");
         // pgjdbc sends extra_float_digits at start-up; PgBouncer refuses unknown start-up parameters.
         ini.append("ignore_startup_parameters = extra_float_digits,options\n");
         // The default: session mode resets with DISCARD ALL, which includes pg_advisory_unlock_all().
         ini.append("server_reset_query = DISCARD ALL\n");
         ini.append("server_check_delay = 0\n");
+        // a server's application_name tells the client's host and port: a backend reached through PgBouncer is told
+        // apart from one connected directly (the holder tests)
+        ini.append("application_name_add_host = 1\n");
+        // A client waiting for a server gives up after this (PgBouncer's default is 120 s): the fleet tests'
+        // control shows the stall of holders that take the pool's servers without waiting minutes.
+        ini.append("query_wait_timeout = ").append(QUERY_WAIT_TIMEOUT_SECONDS).append('\n');
         if (pidFile != null) {
             ini.append("pidfile = ").append(pidFile).append('\n');
         }

@@ -114,6 +114,23 @@ public final class TestBed implements AutoCloseable {
     }
 
     /** A direct connection for looking at the server from outside (pg_locks, pg_terminate_backend). */
+    /**
+     * The transaction-mode PgBouncer's session-mode database entry for lock holders
+     * ({@code lockhygiene.holderUrl}), a pgjdbc URL.
+     */
+    public String sessionHolderUrl() {
+        return url(Route.TRANSACTION_POOL).replace("/" + LocalBinariesBed.DATABASE + "?", "/" + PgBouncerConfig.HOLDER_ENTRY + "?");
+    }
+
+    /** A second PostgreSQL cluster (local-binaries bed only), started on first use; its direct URL. */
+    public String secondClusterUrl() {
+        if (!(running instanceof LocalBinariesBed)) {
+            throw new BedException("a second PostgreSQL cluster needs the local-binaries test bed (this one is "
+                    + running.endpoints().source() + ")");
+        }
+        return ((LocalBinariesBed) running).secondCluster();
+    }
+
     public BedAdmin admin() {
         return new BedAdmin(this);
     }

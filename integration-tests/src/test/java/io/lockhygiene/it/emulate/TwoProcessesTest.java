@@ -22,11 +22,13 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * One-key workers in two processes at once (each its own lock holder): the holders' backends exclude
- * each other as sessions do. Overlaps are counted on the server, so they are seen across processes.
+ * One-key workers in four processes at once (each its own lock holder, on the server itself): the holders'
+ * backends exclude each other as sessions do, and a blocking call waits in PostgreSQL's own queue. Overlaps
+ * are counted on the server, so they are seen across processes.
  */
 @ExtendWith(TestBedExtension.class)
 class TwoProcessesTest {
+    private static final int PROCESSES = 4;
     private final TestBed bed = TestBed.shared();
 
     /** What the two processes did: runs, errors, failed unlocks (summed), overlaps, locks left. */
@@ -41,7 +43,7 @@ class TwoProcessesTest {
         }
         String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
         List<Process> children = new ArrayList<>();
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < PROCESSES; i++) {
             children.add(new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
                     OneKeyWorkersMain.class.getName(), url, bed.endpoints().user(), bed.endpoints().password(),
                     Long.toString(key), "4", blocking ? "15" : "40", Boolean.toString(blocking))
@@ -85,8 +87,8 @@ class TwoProcessesTest {
     void oneKeyWorkersInTwoProcessesNeverOverlap(boolean blocking) throws Exception {
         long key = blocking ? 979_002 : 979_001;
         Outcome emulated = run(bed.lockHygieneUrl(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate"), key, blocking);
-        System.out.println("[two processes] one-key workers, 2 x 4, " + (blocking ? "blocking" : "try") + ": emulate "
-                + emulated);
+        System.out.println("[one key] one-key workers, " + PROCESSES + " processes x 4, " + (blocking ? "blocking" : "try")
+                + ": emulate " + emulated);
         assertTrue(emulated.runs() > 0);
         assertEquals(0, emulated.overlaps(), emulated.toString());
         assertEquals(0, emulated.errors(), emulated.firstError());
@@ -94,7 +96,7 @@ class TwoProcessesTest {
         assertEquals(0, emulated.left());
         if (!blocking) {
             Outcome plain = run(bed.url(Route.TRANSACTION_POOL), key + 10, false);
-            System.out.println("[two processes] control, plain pgjdbc: " + plain);
+            System.out.println("[one key] control, plain pgjdbc: " + plain);
             assertTrue(plain.overlaps() + plain.failedUnlocks() + plain.left() > 0, "control: " + plain);
         }
     }

@@ -1,0 +1,145 @@
+package io.lockhygiene.it.fleet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.bed.TestBedExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * A service in many replicas behind one transaction-mode PgBouncer (3 servers): each process runs 4
+ * own-key workers under emulate. With the holders on endpoints of their own (the server itself, found by
+ * holderUrl=auto, or a PgBouncer entry in session mode) the holders take none of the pool's servers: every
+ * job is done with 16 processes. The control puts the holders through the transaction pooler
+ * (holderUrl=pooler): with more processes holding locks than the pool has servers, the owners cannot run the
+ * statements that would let them unlock, and PgBouncer fails them (query_wait_timeout).
+ */
+@ExtendWith(TestBedExtension.class)
+class FleetTest {
+    private static final int WORKERS = 4;
+    private static final int TRIES = 10;
+    private final TestBed bed = TestBed.shared();
+
+    /** What the fleet did, and the backends it used at most at once. */
+    record Outcome(int processes, int jobs, int errors, int failedUnlocks, int left, int peakHolderBackends,
+                   int peakOtherBackends, long millis, String firstError) {
+    }
+
+    private Outcome fleet(int processes, String holderUrl, long base, int tries) throws Exception {
+        String url = bed.lockHygieneUrl(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate",
+                "lockhygiene.holderUrl=" + holderUrl);
+        String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+        AtomicInteger peakHolders = new AtomicInteger();
+        AtomicInteger peakOthers = new AtomicInteger();
+        AtomicBoolean sampling = new AtomicBoolean(true);
+        Thread sampler = new Thread(() -> sample(sampling, peakHolders, peakOthers), "fleet-sampler");
+        sampler.start();
+        long t0 = System.nanoTime();
+        List<Process> children = new ArrayList<>();
+        for (int i = 0; i < processes; i++) {
+            children.add(new ProcessBuilder(java, "-Xmx96m", "-XX:TieredStopAtLevel=1", "-cp",
+                    System.getProperty("java.class.path"), OwnKeyWorkersMain.class.getName(), url, bed.endpoints().user(),
+                    bed.endpoints().password(), Long.toString(base + i * 100L), Integer.toString(WORKERS),
+                    Integer.toString(tries)).redirectErrorStream(true).start());
+        }
+        int jobs = 0;
+        int errors = 0;
+        int failedUnlocks = 0;
+        int done = 0;
+        String firstError = null;
+        for (Process child : children) {
+            BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+            for (String line; (line = out.readLine()) != null; ) {
+                if (line.startsWith("DONE ")) {
+                    String[] f = line.split(" ");
+                    jobs += Integer.parseInt(f[1]);
+                    errors += Integer.parseInt(f[2]);
+                    failedUnlocks += Integer.parseInt(f[3]);
+                    done++;
+                } else if (line.startsWith("ERROR") && firstError == null) {
+                    firstError = line;
+                }
+            }
+            assertTrue(child.waitFor(180, TimeUnit.SECONDS), "a replica is still running");
+        }
+        long millis = (System.nanoTime() - t0) / 1_000_000;
+        sampling.set(false);
+        sampler.join();
+        assertEquals(processes, done, "every replica finished: " + firstError);
+        int left = 0;
+        for (int i = 0; i < processes; i++) {
+            for (int w = 0; w < WORKERS; w++) {
+                left += bed.admin().holdersOf(base + i * 100L + w).size();
+            }
+        }
+        try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement()) {
+            s.execute("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()");
+        }
+        return new Outcome(processes, jobs, errors, failedUnlocks, left, peakHolders.get(), peakOthers.get(), millis,
+                firstError);
+    }
+
+    /** The most backends of holders and of everything else (the pooler's servers) seen at once. */
+    private void sample(AtomicBoolean sampling, AtomicInteger holders, AtomicInteger others) {
+        try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement()) {
+            while (sampling.get()) {
+                try (ResultSet rs = s.executeQuery("SELECT count(*) FILTER (WHERE application_name LIKE 'lockhygiene lock holder%'),"
+                        + " count(*) FILTER (WHERE application_name NOT LIKE 'lockhygiene lock holder%') FROM pg_stat_activity"
+                        + " WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()")) {
+                    rs.next();
+                    holders.accumulateAndGet(rs.getInt(1), Math::max);
+                    others.accumulateAndGet(rs.getInt(2), Math::max);
+                }
+                Thread.sleep(50);
+            }
+        } catch (SQLException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private void assertEveryJobDone(Outcome o) {
+        assertEquals(o.processes() * WORKERS * TRIES, o.jobs(), String.valueOf(o.firstError()));
+        assertEquals(0, o.errors(), o.firstError());
+        assertEquals(0, o.failedUnlocks());
+        assertEquals(0, o.left());
+    }
+
+    @Test
+    void sixteenReplicasWithHoldersOnTheServerItselfDoEveryJob() throws Exception {
+        Outcome o = fleet(16, "auto", 990_000L, TRIES);
+        System.out.println("[fleet] 16 processes x 4 own-key workers, holders on the server (auto): " + o);
+        assertEveryJobDone(o);
+        assertTrue(o.peakHolderBackends() <= 16 + 4, "about one holder backend per process: " + o);
+    }
+
+    @Test
+    void sixteenReplicasWithHoldersOnASessionModeEntryDoEveryJob() throws Exception {
+        Outcome o = fleet(16, bed.sessionHolderUrl(), 992_000L, TRIES);
+        System.out.println("[fleet] 16 processes x 4 own-key workers, holders on a session-mode PgBouncer entry: " + o);
+        assertEveryJobDone(o);
+    }
+
+    @Test
+    void controlHoldersThroughTheTransactionPoolerStallTheFleet() throws Exception {
+        Outcome o = fleet(6, "pooler", 994_000L, 1); // each stalled statement waits query_wait_timeout (20 s)
+        System.out.println("[fleet] control: 6 processes x 4 own-key workers, holders through the pooler: " + o);
+        assertTrue(o.errors() > 0 || o.jobs() < 6 * WORKERS, "control: the holders take the pool: " + o);
+    }
+}
