@@ -145,6 +145,38 @@ class StarterTest {
         }
     }
 
+    /**
+     * lockhygiene.holder-url reaches the holder: the bed's session-mode PgBouncer entry is used (the lock is
+     * held, and released on unlock); a URL of another cluster is refused at the first connection, with the
+     * reason, as the driver refuses it.
+     */
+    @Test
+    void holderUrlComesFromApplicationProperties() throws Exception {
+        long key = 996_200;
+        try (ConfigurableApplicationContext ctx = start("--lockhygiene.mode=emulate", "--lockhygiene.pool-mode=transaction",
+                "--lockhygiene.holder-url=" + bed.sessionHolderUrl())) {
+            assertEquals(bed.sessionHolderUrl(), ((LockHygieneDataSource) ctx.getBean(DataSource.class)).settings().holderUrl());
+            JdbcTemplate jdbc = ctx.getBean(JdbcTemplate.class);
+            assertTrue(jdbc.queryForObject("SELECT pg_try_advisory_lock(?)", Boolean.class, key));
+            assertEquals(1, bed.admin().holdersOf(key).size());
+            assertTrue(jdbc.queryForObject("SELECT pg_advisory_unlock(?)", Boolean.class, key));
+            assertEquals(List.of(), bed.admin().holdersOf(key));
+        }
+        io.lockhygiene.internal.holder.Holders.resetForTests();
+        try (ConfigurableApplicationContext ctx = start("--lockhygiene.mode=emulate", "--lockhygiene.pool-mode=transaction",
+                "--spring.datasource.hikari.initialization-fail-timeout=-1",
+                "--lockhygiene.holder-url=" + bed.secondClusterUrl())) {
+            JdbcTemplate jdbc = ctx.getBean(JdbcTemplate.class);
+            Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class,
+                    () -> jdbc.queryForObject("SELECT pg_try_advisory_lock(?)", Boolean.class, key));
+            StringBuilder messages = new StringBuilder();
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                messages.append(t.getMessage()).append('\n');
+            }
+            assertTrue(messages.toString().contains("reaches another database than the application"), messages.toString());
+        }
+    }
+
     /** spring.flyway.url may be a jdbc:lockhygiene: URL (Flyway's plugin registration; see the driver's README). */
     @Test
     void springFlywayUrlMayBeALockHygieneUrl() throws Exception {

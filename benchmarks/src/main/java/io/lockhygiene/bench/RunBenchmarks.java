@@ -291,6 +291,8 @@ public final class RunBenchmarks {
                 + " the transaction pooler %d / %d; plain session lock through the same pooler %d / %d (ratio %.2f, goal at"
                 + " most 2); plain session lock direct %d / %d.%n%n", rounds, em1[0], em1[1], pooled[0], pooled[1],
                 em1[0] / (double) pooled[0], direct[0], direct[1]));
+        placement(bed, full, jobs);
+        keyShapes(bed, rounds);
         JSON.put("emulate.jobsPerSecond", em.runs() * 1000.0 / em.wallMillis());
         JSON.put("emulate.jobsRatio", ratio);
         JSON.put("emulate.p50us", em1[0]);
@@ -305,20 +307,29 @@ public final class RunBenchmarks {
      */
     private static double jobsPerSecond(TestBed bed, int jobs, long key, boolean ownKey, boolean emulate)
             throws Exception {
-        return jobsPerSecond(bed, jobs, key, ownKey, emulate, emulate);
+        return jobsPerSecond(bed, jobs, key, ownKey, emulate, emulate, "auto");
     }
 
-    /** @param guarded false: the session-lock code with plain pgjdbc (the shape's own cost) */
     private static double jobsPerSecond(TestBed bed, int jobs, long key, boolean ownKey, boolean emulate,
                                         boolean guarded) throws Exception {
+        return jobsPerSecond(bed, jobs, key, ownKey, emulate, guarded, "auto");
+    }
+
+    /**
+     * @param guarded false: the session-lock code with plain pgjdbc (the shape's own cost)
+     * @param holderUrl emulate: where the holder connects
+     */
+    private static double jobsPerSecond(TestBed bed, int jobs, long key, boolean ownKey, boolean emulate,
+                                        boolean guarded, String holderUrl) throws Exception {
         List<Thread> threads = new ArrayList<>();
         java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
         java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
         for (int w = 0; w < 8; w++) {
             long k = ownKey ? key + w : key;
             Thread t = new Thread(() -> {
-                try (Connection c = guarded ? bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate")
-                        : bed.connect(Route.TRANSACTION_POOL); Statement s = c.createStatement()) {
+                try (Connection c = guarded ? bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate",
+                        "lockhygiene.holderUrl=" + holderUrl) : bed.connect(Route.TRANSACTION_POOL);
+                     Statement s = c.createStatement()) {
                     c.setAutoCommit(emulate);
                     start.await();
                     for (int i = 0; i < jobs; i++) {
@@ -395,17 +406,58 @@ public final class RunBenchmarks {
     }
 
     private static long[] latency(Connection c, int rounds) throws SQLException {
+        return latency(c, rounds, "881000");
+    }
+
+    /** p50 and p99 (µs) of try + unlock of one key written as {@code keyArgs}, uncontended. */
+    private static long[] latency(Connection c, int rounds, String keyArgs) throws SQLException {
         long[] lat = new long[rounds];
         try (c; Statement s = c.createStatement()) {
             for (int i = 0; i < rounds; i++) {
                 long t0 = System.nanoTime();
-                s.execute("SELECT pg_try_advisory_lock(881000)");
-                s.execute("SELECT pg_advisory_unlock(881000)");
+                s.execute("SELECT pg_try_advisory_lock(" + keyArgs + ")");
+                s.execute("SELECT pg_advisory_unlock(" + keyArgs + ")");
                 lat[i] = (System.nanoTime() - t0) / 1000;
             }
         }
         java.util.Arrays.sort(lat);
         return new long[] {lat[rounds / 2], lat[(int) (rounds * 0.99)]};
+    }
+
+    /**
+     * Where the holder connects: the server itself (holderUrl=auto, the default behind a pooler) against the
+     * application's transaction pooler (holderUrl=pooler): uncontended try + unlock, and throughput of one
+     * contended key and of one key per worker, interleaved.
+     */
+    private static void placement(TestBed bed, boolean full, int jobs) throws Exception {
+        int rounds = full ? 2000 : 500;
+        MD.append("\n| holder placement | try + unlock p50 / p99 µs | one key, jobs/s | own key, jobs/s |\n|---|---|---|---|\n");
+        String[][] placements = {{"on the server itself (holderUrl=auto)", "auto"}, {"through the pooler (holderUrl=pooler)", "pooler"}};
+        for (String[] p : placements) {
+            long[] lat = latency(bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate",
+                    "lockhygiene.holderUrl=" + p[1]), rounds);
+            double one = jobsPerSecond(bed, jobs, 887_001, false, true, true, p[1]);
+            double own = jobsPerSecond(bed, jobs, 887_100, true, true, true, p[1]);
+            MD.append(String.format(Locale.ROOT, "| %s | %d / %d | %.1f | %.1f |%n", p[0], lat[0], lat[1], one, own));
+            JSON.put("placement." + p[1] + ".p50us", lat[0]);
+            JSON.put("placement." + p[1] + ".oneKeyJobsPerSecond", one);
+            JSON.put("placement." + p[1] + ".ownKeyJobsPerSecond", own);
+            io.lockhygiene.internal.holder.Holders.resetForTests(); // the next placement gets a holder of its own
+        }
+        MD.append('\n');
+    }
+
+    /** The cost of a key written as an expression against an integer key (its value asked once, then known). */
+    private static void keyShapes(TestBed bed, int rounds) throws Exception {
+        MD.append("| key shape, emulate, uncontended try + unlock | p50 µs | p99 µs |\n|---|---|---|\n");
+        String[][] shapes = {{"integer literal", "881100"}, {"class id and hashtext('...') (value known after the first)",
+                "7742, hashtext('report-daily')"}, {"hashtextextended('...', 0)", "hashtextextended('job-1', 0)"}};
+        for (String[] sh : shapes) {
+            long[] lat = latency(bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate"), rounds, sh[1]);
+            MD.append(String.format(Locale.ROOT, "| %s | %d | %d |%n", sh[0], lat[0], lat[1]));
+            JSON.put("keyShape." + sh[0] + ".p50us", lat[0]);
+        }
+        MD.append('\n');
     }
 
     private static String json(Map<String, Object> m) {

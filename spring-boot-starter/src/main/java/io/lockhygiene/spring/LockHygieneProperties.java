@@ -33,6 +33,12 @@ public class LockHygieneProperties {
     private Settings.SkipLocked skipLocked;
     /** emulate: how long a blocking advisory lock call waits before failing with 55P03 (0: as long as it takes). */
     private Duration lockTimeout;
+    /**
+     * emulate: where the process's lock holder connects: auto (the server itself when the application's
+     * backend names a reachable address of the same database, else the pooler, with a WARN), pooler (the
+     * application's own route), or a pgjdbc URL (the server, or a session-mode PgBouncer entry).
+     */
+    private String holderUrl;
     /** JVM-wide: a file that gets every LockHygiene event as one JSON object per line. */
     private String report;
     /** JVM-wide: at exit, a run that saw a leak, an inherited lock, a refusal or a SKIP LOCKED trap exits with status 3. */
@@ -48,6 +54,9 @@ public class LockHygieneProperties {
         put(p, "lockhygiene.skipLocked", skipLocked);
         if (lockTimeout != null) {
             p.setProperty("lockhygiene.lockTimeout", lockTimeout.toMillis() + "ms");
+        }
+        if (holderUrl != null && !holderUrl.isBlank()) {
+            p.setProperty("lockhygiene.holderUrl", holderUrl.trim());
         }
         return p;
     }
@@ -104,6 +113,14 @@ public class LockHygieneProperties {
 
     public void setSkipLocked(Settings.SkipLocked skipLocked) {
         this.skipLocked = skipLocked;
+    }
+
+    public String getHolderUrl() {
+        return holderUrl;
+    }
+
+    public void setHolderUrl(String holderUrl) {
+        this.holderUrl = holderUrl;
     }
 
     public String getReport() {

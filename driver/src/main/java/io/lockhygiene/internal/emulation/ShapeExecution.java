@@ -42,6 +42,7 @@ final class ShapeExecution {
     /** The transaction-level locks of an autocommit statement belong to it alone. */
     private Object statementTransaction;
     private SQLWarning warnings;
+    private Throwable stack;
 
     ShapeExecution(Emulation emulation, LockShape shape, Binds binds, Statement app, boolean inTransaction,
                    Limits limits) {
@@ -140,6 +141,9 @@ final class ShapeExecution {
         if (key == KeyValues.NULL) {
             return null; // strict: a NULL key calls nothing and returns NULL
         }
+        if (key instanceof AdvisoryKey) {
+            remember(c, (AdvisoryKey) key);
+        }
         switch (f.kind()) {
             case ACQUIRE: {
                 Object tx = null;
@@ -177,24 +181,33 @@ final class ShapeExecution {
         }
     }
 
-    /** Session-level calls are remembered for attribution, with where the application sent them. */
+    /** The EMULATED event of an execution with session-level calls, with where the application sent it. */
     private void record() {
-        Throwable stack = null;
-        for (Node.Call c : shape.calls()) {
-            if (!c.function().isSessionLevel()) {
-                continue;
-            }
-            if (stack == null) {
-                stack = CallSite.capture("session-level advisory lock call sent here");
-            }
-            LockCall call = new LockCall(c.function(), shape.sql(), argumentText(c), stack);
-            owner.calls().add(call);
-            UnlockWatch.taken(call);
-        }
-        if (stack != null) {
+        if (shape.hasSessionLevelCall()) {
             emulation.reporter().publish(EventType.EMULATED, firstSessionCall().sqlName(), null, null, shape.sql(),
-                    "decided in the lock table of " + holder + " for " + owner, stack);
+                    "decided in the lock table of " + holder + " for " + owner, stack());
         }
+    }
+
+    /** The stack of this execution's call site, captured once, only for statements with session-level calls. */
+    private Throwable stack() {
+        if (stack == null) {
+            stack = CallSite.capture("session-level advisory lock call sent here");
+        }
+        return stack;
+    }
+
+    /**
+     * A session-level call decided for the owner is remembered for attribution, with its key as decided (an
+     * expression's value, a bind's), so a lock reported later is matched to the call that took it.
+     */
+    private void remember(Node.Call c, AdvisoryKey key) {
+        if (!c.function().isSessionLevel()) {
+            return;
+        }
+        LockCall call = new LockCall(c.function(), shape.sql(), key.sqlArguments(), stack());
+        owner.calls().add(call);
+        UnlockWatch.taken(call);
     }
 
     private AdvisoryFunction firstSessionCall() {
@@ -204,15 +217,6 @@ final class ShapeExecution {
             }
         }
         return shape.calls().get(0).function();
-    }
-
-    private String argumentText(Node.Call c) {
-        if (c.args().isEmpty()) {
-            return "";
-        }
-        int start = c.args().get(0).start();
-        int end = c.args().get(c.args().size() - 1).end();
-        return shape.sql().substring(start, end);
     }
 
     /** The statement is over for the table: an autocommit statement's transaction-level locks go. */

@@ -185,8 +185,11 @@ final class Arbiter {
         state.lock();
         try {
             if (t.probe) {
+                // the probe goes to main when main holds the other mode, or nobody does: a session's own lock
+                // does not conflict with its own try (a key that lives on a waiting connection goes there)
+                Object home = table.serverHolder(t.key, !t.shared);
                 return tryBlocker(t.owner, t.key, t.shared) == null && table.serverNeeds(t.key, t.shared)
-                        && table.serverHolder(t.key, !t.shared) == null;
+                        && (home == null || home == main);
             }
             Object blocker = t.queued ? table.blockerInQueue(t.owner, t.key, t.shared) : t.tryLock
                     ? tryBlocker(t.owner, t.key, t.shared) : table.blocker(t.owner, t.key, t.shared);

@@ -3,6 +3,7 @@ package io.lockhygiene.internal.holder;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.SQLException;
@@ -65,6 +66,25 @@ class HolderTest {
         assertEquals(1, server.holders("42"), "one backend of the holder holds it");
         h.unlock(b, K, false);
         assertEquals(0, server.holders("42"), "released on the server when nobody holds it");
+    }
+
+    @Test
+    void aProbeByTheOwnerOfTheOtherModeAsksTheServerOnceAndAnswers() {
+        // Kill Bill's isFree taken by the connection that holds the key shared: PostgreSQL lets a session's
+        // exclusive try pass its own shared lock. A probe that is sent back to decide again on every round
+        // spins for ever (a differential program found it); a bound turns that into a failure here.
+        assertTimeoutPreemptively(java.time.Duration.ofSeconds(20), () -> {
+            Holder h = holder(HolderEndpoint.Kind.DIRECT);
+            LockOwner a = owner("a");
+            LockOwner b = owner("b");
+            assertTrue(h.acquire(a, K, true, true, null, 0, Limits.none()));
+            assertTrue(h.probeFree(a, K, false), "its own shared lock does not make the key busy for it");
+            assertFalse(h.probeFree(b, K, false), "another owner's shared lock does");
+            assertTrue(h.probeFree(b, K, true), "shared with shared is free");
+            assertTrue(h.unlock(a, K, true));
+            assertFalse(h.unlock(a, K, false), "the probe left nothing held");
+            assertEquals(0, server.holders("42"), "nothing left on the server");
+        });
     }
 
     @Test
