@@ -11,7 +11,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A loopback TCP forwarder whose traffic can be stopped: {@link #blackhole(boolean)} makes the port stop
- * answering (bytes are no longer passed on, connections stay open), as a network that goes away does.
+ * answering (bytes are no longer passed on, connections stay open), as a network that goes away does. It
+ * also counts the round trips clients start ({@link #roundTrips()}): PostgreSQL frontend messages that ask
+ * the server to answer (a simple Query, or the Sync that ends an extended-protocol exchange).
  */
 public final class TcpProxy implements AutoCloseable {
     private final ServerSocket server;
@@ -19,6 +21,7 @@ public final class TcpProxy implements AutoCloseable {
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile boolean blackholed;
     private volatile boolean closed;
+    private final java.util.concurrent.atomic.AtomicLong roundTrips = new java.util.concurrent.atomic.AtomicLong();
 
     public TcpProxy(int targetPort) throws IOException {
         this.targetPort = targetPort;
@@ -36,6 +39,11 @@ public final class TcpProxy implements AutoCloseable {
         blackholed = on;
     }
 
+    /** Query and Sync messages clients have sent through this proxy so far (each is one round trip). */
+    public long roundTrips() {
+        return roundTrips.get();
+    }
+
     private void acceptLoop() {
         while (!closed) {
             try {
@@ -43,8 +51,8 @@ public final class TcpProxy implements AutoCloseable {
                 Socket upstream = new Socket(InetAddress.getLoopbackAddress(), targetPort);
                 sockets.add(client);
                 sockets.add(upstream);
-                pump(client, upstream);
-                pump(upstream, client);
+                pump(client, upstream, new FrontendCounter());
+                pump(upstream, client, null);
             } catch (IOException e) {
                 if (closed) {
                     return;
@@ -53,7 +61,7 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, FrontendCounter counter) {
         Thread t = new Thread(() -> {
             byte[] buf = new byte[8192];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
@@ -61,6 +69,9 @@ public final class TcpProxy implements AutoCloseable {
                 while ((n = in.read(buf)) >= 0) {
                     while (blackholed && !closed) {
                         Thread.sleep(20); // hold the bytes: nothing answers
+                    }
+                    if (counter != null) {
+                        counter.feed(buf, n);
                     }
                     out.write(buf, 0, n);
                     out.flush();
@@ -74,6 +85,56 @@ public final class TcpProxy implements AutoCloseable {
         }, "tcp-proxy-pump");
         t.setDaemon(true);
         t.start();
+    }
+
+    /**
+     * Follows one client's byte stream message by message: untyped start-up packets first (an SSL or GSS
+     * request is followed by another), then typed messages (a type byte and a length that counts itself).
+     */
+    private final class FrontendCounter {
+        private static final int SSL_REQUEST = 80877103;
+        private static final int GSS_REQUEST = 80877104;
+        private boolean startup = true;
+        private final byte[] header = new byte[8];
+        private int headerFill;
+        private long skip;
+
+        void feed(byte[] buf, int n) {
+            int i = 0;
+            while (i < n) {
+                if (skip > 0) {
+                    int k = (int) Math.min(skip, n - i);
+                    skip -= k;
+                    i += k;
+                    continue;
+                }
+                int need = startup ? 8 : 5;
+                while (headerFill < need && i < n) {
+                    header[headerFill++] = buf[i++];
+                }
+                if (headerFill < need) {
+                    return;
+                }
+                headerFill = 0;
+                if (startup) {
+                    int len = readInt(0);
+                    int code = readInt(4);
+                    skip = len - 8L;
+                    startup = code == SSL_REQUEST || code == GSS_REQUEST;
+                } else {
+                    char type = (char) header[0];
+                    if (type == 'Q' || type == 'S') {
+                        roundTrips.incrementAndGet();
+                    }
+                    skip = readInt(1) - 4L;
+                }
+            }
+        }
+
+        private int readInt(int at) {
+            return ((header[at] & 0xff) << 24) | ((header[at + 1] & 0xff) << 16) | ((header[at + 2] & 0xff) << 8)
+                    | (header[at + 3] & 0xff);
+        }
     }
 
     private static void closeQuietly(Socket s) {

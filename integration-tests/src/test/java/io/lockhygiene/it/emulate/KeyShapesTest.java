@@ -185,4 +185,65 @@ class KeyShapesTest {
             s.execute("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()");
         }
     }
+
+    /** Round trips the application's connection started (through {@code proxy}) while {@code sql} ran. */
+    private static long roundTrips(io.lockhygiene.it.bed.TcpProxy proxy, Statement s, String... sql) throws SQLException {
+        long before = proxy.roundTrips();
+        for (String q : sql) {
+            try (ResultSet rs = s.executeQuery(q)) {
+                assertTrue(rs.next());
+                assertTrue(rs.getBoolean(1), q);
+            }
+        }
+        return proxy.roundTrips() - before;
+    }
+
+    private static long roundTrips(io.lockhygiene.it.bed.TcpProxy proxy, Connection c, String text, String sql) throws SQLException {
+        long before = proxy.roundTrips();
+        for (String q : new String[] {"SELECT pg_try_advisory_lock(hashtext(?))", "SELECT pg_advisory_unlock(hashtext(?))"}) {
+            try (PreparedStatement ps = c.prepareStatement(q)) {
+                ps.setString(1, text);
+                try (ResultSet rs = ps.executeQuery()) {
+                    assertTrue(rs.next());
+                    assertTrue(rs.getBoolean(1), q);
+                }
+            }
+        }
+        return proxy.roundTrips() - before;
+    }
+
+    /**
+     * The cost of an expression key, counted on the wire between the application and the pooler (the holder
+     * connects to the server itself, so its round trips are the same for every shape): an integer key sends
+     * nothing from the application's connection; a key PostgreSQL computes is asked of the server once, and is
+     * known from then on (immutable functions of constants, and of the same bind values).
+     */
+    @Test
+    void anExpressionKeyCostsOneRoundTripTheFirstTimeAndNoneOnceKnown() throws Exception {
+        String pool = bed.lockHygieneUrl(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate", "lockhygiene.poolMode=transaction");
+        int port = Integer.parseInt(pool.replaceAll(".*:(\\d+)/.*", "$1"));
+        try (io.lockhygiene.it.bed.TcpProxy proxy = new io.lockhygiene.it.bed.TcpProxy(port)) {
+            String url = pool.replaceFirst(":" + port + "/", ":" + proxy.port() + "/");
+            try (Connection c = java.sql.DriverManager.getConnection(url, bed.credentials()); Statement s = c.createStatement()) {
+                long integer = roundTrips(proxy, s, "SELECT pg_try_advisory_lock(983001)", "SELECT pg_advisory_unlock(983001)");
+                String seed = "SELECT pg_try_advisory_lock(7742, hashtext('report-daily'))";
+                String seedUnlock = "SELECT pg_advisory_unlock(7742, hashtext('report-daily'))";
+                long seedFirst = roundTrips(proxy, s, seed, seedUnlock);
+                long seedAgain = roundTrips(proxy, s, seed, seedUnlock);
+                long bindFirst = roundTrips(proxy, c, "job-a", null);
+                long bindAgain = roundTrips(proxy, c, "job-a", null);
+                long bindOther = roundTrips(proxy, c, "job-b", null);
+                String figures = "integer " + integer + ", seed's key first " + seedFirst + " then " + seedAgain
+                        + ", hashtext(?) first " + bindFirst + " then " + bindAgain + ", another value " + bindOther;
+                System.out.println("[key shapes] application round trips for try + unlock: " + figures);
+                assertEquals(0, integer, figures);
+                assertEquals(1, seedFirst, figures);
+                assertEquals(0, seedAgain, figures);
+                assertEquals(1, bindFirst, figures);
+                assertEquals(0, bindAgain, figures);
+                assertEquals(1, bindOther, figures);
+                assertTrue(proxy.roundTrips() > 0, "the counter saw the connection's start-up queries");
+            }
+        }
+    }
 }
