@@ -37,7 +37,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code ?::bigint}, {@code CAST(? AS bigint)}, {@code ?::int}), two int keys, and expressions
  * ({@code hashtext('...')}, {@code hashtext(?)}, {@code hashtextextended(?, 0)}, a class id with a hash, an
  * md5-to-bigint); statements as a bare call, with an alias, schema-qualified, in {@code cast(... as text)},
- * in FROM ({@code SELECT 1 FROM f(...)}, {@code select * from f(...) as result}), JDBC
+ * under {@code NOT}, in FROM ({@code SELECT 1 FROM f(...)}, {@code select * from f(...) as result},
+ * {@code ... as t(got)}), JDBC
  * {@code {call f(?)}} and {@code {? = call f(?)}}, keys read from rows ({@code SELECT f(id) FROM t WHERE
  * ...}), Kill Bill's {@code CASE WHEN pg_try_advisory_lock(k) THEN pg_advisory_unlock(k) ELSE FALSE END},
  * two calls in one select list, a text of two statements; mixed with transactions (JDBC API and text),
@@ -221,7 +222,11 @@ class DifferentialTest {
                     new Object[0]);
         }
         String call = f + "(" + how.args() + ")";
-        switch (r.nextInt(11)) {
+        switch (r.nextInt(13)) {
+            case 9:
+                return step(c, "SELECT NOT " + call, how.params()); // a void call: PostgreSQL's type error first
+            case 10:
+                return step(c, "select * from " + call + " as t(got)", how.params());
             case 0:
                 return step(c, "SELECT " + call + " AS got", how.params());
             case 1:
