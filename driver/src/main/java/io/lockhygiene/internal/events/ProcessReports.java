@@ -12,6 +12,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
@@ -39,6 +40,8 @@ public final class ProcessReports implements LockHygieneListener {
     private static final AtomicBoolean INSTALLED = new AtomicBoolean();
 
     private final BufferedWriter report;
+    /** Guards {@link #report}: one writer at a time, the file write inside (never a monitor, see onEvent). */
+    private final ReentrantLock reportLock = new ReentrantLock();
     private final boolean failOnViolation;
     private final Map<EventType, AtomicLong> counts = new EnumMap<>(EventType.class);
     private final AtomicLong violations = new AtomicLong();
@@ -108,26 +111,29 @@ public final class ProcessReports implements LockHygieneListener {
         }
         if (report != null) {
             String line = toJson(e);
-            synchronized (report) {
-                try {
-                    report.write(line);
-                    report.newLine();
-                    report.flush();
-                } catch (IOException ex) {
-                    Log.debug("LockHygiene: event report write failed: {}", ex.toString());
-                }
+            // a ReentrantLock, not synchronized: a virtual thread that writes here must not pin its carrier
+            reportLock.lock();
+            try {
+                report.write(line);
+                report.newLine();
+                report.flush();
+            } catch (IOException ex) {
+                Log.debug("LockHygiene: event report write failed: {}", ex.toString());
+            } finally {
+                reportLock.unlock();
             }
         }
     }
 
     private void atExit() {
         if (report != null) {
-            synchronized (report) {
-                try {
-                    report.close();
-                } catch (IOException ignored) {
-                    // nothing more to write
-                }
+            reportLock.lock();
+            try {
+                report.close();
+            } catch (IOException ignored) {
+                // nothing more to write
+            } finally {
+                reportLock.unlock();
             }
         }
         if (failOnViolation && violations.get() > 0) {

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.internal.emulation.Emulation;
 import io.lockhygiene.internal.emulation.Outcome;
@@ -69,7 +70,7 @@ public final class ConnectionGuard {
         this.settings = settings;
         this.id = "lh-" + IDS.incrementAndGet();
         this.off = LockPolicy.off(settings);
-        this.alwaysCheck = !off && settings.leakCheck() == Settings.LeakCheck.ALWAYS;
+        this.alwaysCheck = LockPolicy.checksEveryTransaction(settings);
         this.reporter = new LeakReporter(id, settings);
         this.skipLocked = new SkipLockedCheck(raw, settings, reporter);
         this.emulation = new Emulation(raw, settings, id, reporter, route, LockPolicy.emulates(settings));
@@ -257,7 +258,7 @@ public final class ConnectionGuard {
                           boolean wrapped) throws SQLException {
         Statement app = face.app();
         if (record && where.status() != Situation.TransactionStatus.FAILED && plan.sentScan.hasSessionLevelCall()) {
-            recorder.record(plan.sentScan, plan.original, where, settings.mode() == Settings.Mode.REWRITE,
+            recorder.record(plan.sentScan, plan.original, where, LockPolicy.rewrites(settings),
                     LockPolicy.emulates(settings) && !emulation.on());
         }
         R result;
@@ -314,12 +315,7 @@ public final class ConnectionGuard {
         if (plan.shape != null && !plan.callable) {
             io.lockhygiene.internal.emulation.Validation.describe(plan.original, binds, plan.shape.parameterCount(), raw);
         }
-        String message = "LockHygiene (lockhygiene.mode=emulate) refused a statement with advisory calls: " + why
-                + ". Behind a transaction pooler its calls cannot be answered exactly as PostgreSQL would, so nothing"
-                + " was sent. Fix: compute the key first and take the lock in a statement of its own (SELECT id FROM"
-                + " jobs WHERE ...; then SELECT pg_try_advisory_lock(?)), with the key a literal, a bind parameter or"
-                + " an expression of them; or use pg_advisory_xact_lock inside a transaction, which needs no"
-                + " emulation. SQL: " + settings.loggable(plan.original);
+        String message = EmulateMessages.refused(why, settings.loggable(plan.original));
         reporter.publish(EventType.REFUSED, null, null, null, plan.original, message, CallSite.capture("refused here"));
         return new SQLException(message, "0A000");
     }
@@ -425,7 +421,7 @@ public final class ConnectionGuard {
             Plan plan = LockPolicy.plan(p.sentScan, LockPolicy.Shape.NONE, null, where, settings.mode(),
                     settings.leakCheck());
             if (plan.action() == Plan.Action.RECORD || plan.action() == Plan.Action.REWRITE) {
-                recorder.record(p.sentScan, p.original, where, settings.mode() == Settings.Mode.REWRITE,
+                recorder.record(p.sentScan, p.original, where, LockPolicy.rewrites(settings),
                         LockPolicy.emulates(settings) && !emulation.on());
             }
             wrap |= plan.wrapped();

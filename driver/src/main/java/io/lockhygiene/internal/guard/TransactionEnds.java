@@ -15,6 +15,7 @@ import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.internal.leak.ReportLog;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
+import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Situation;
 import io.lockhygiene.settings.Settings;
 
@@ -40,8 +41,8 @@ final class TransactionEnds {
         this.raw = raw;
         this.settings = settings;
         this.id = id;
-        this.off = settings.mode() == Settings.Mode.OFF;
-        this.alwaysCheck = !off && settings.leakCheck() == Settings.LeakCheck.ALWAYS;
+        this.off = LockPolicy.off(settings);
+        this.alwaysCheck = LockPolicy.checksEveryTransaction(settings);
         this.reporter = reporter;
         this.calls = calls;
         this.emulation = emulation;
@@ -83,7 +84,7 @@ final class TransactionEnds {
     boolean checksAtTextEnd(StatementPlan plan) throws SQLException {
         if (off || settings.leakCheck() == Settings.LeakCheck.NEVER || plan.scan == null
                 || plan.scan.finalTransactionEnd() == null || !pooler.transactionPooling()) {
-            return false;
+            return false; // the policy's rule below needs the text's calls: these cases are false whatever they are
         }
         if (!Pgjdbc.inTransaction(raw) && raw.getAutoCommit() && !plan.scan.opensTransactionBefore(
                 plan.scan.finalTransactionEnd())) {
@@ -158,13 +159,11 @@ final class TransactionEnds {
     }
 
     private boolean checkAtTransactionEnd() throws SQLException {
-        if (off || settings.leakCheck() == Settings.LeakCheck.NEVER) {
+        if (off) {
             return false;
         }
-        if (settings.leakCheck() == Settings.LeakCheck.TRACKED && calls.isEmpty()) {
-            return false;
-        }
-        return pooler.transactionPooling();
+        return LockPolicy.checkDue(LockPolicy.CheckPoint.TRANSACTION_END, settings.leakCheck(), !calls.isEmpty(),
+                pooler.transactionPooling());
     }
 
     /**
@@ -221,15 +220,13 @@ final class TransactionEnds {
      */
     void beforeReturn() {
         try {
-            if (off || settings.leakCheck() == Settings.LeakCheck.NEVER || raw.isClosed()) {
+            if (off || raw.isClosed()) {
                 return;
             }
-            if (settings.leakCheck() == Settings.LeakCheck.TRACKED && calls.isEmpty()) {
+            if (!LockPolicy.checkDue(LockPolicy.CheckPoint.RETURN, settings.leakCheck(), !calls.isEmpty(),
+                    pooler.transactionPooling())) {
+                calls.clear(); // under transaction pooling: checked at every transaction end instead
                 return;
-            }
-            if (pooler.transactionPooling()) {
-                calls.clear();
-                return; // checked at every transaction end; between transactions no backend is ours
             }
             if (Pgjdbc.inTransaction(raw)) {
                 Log.debug("LockHygiene: {} returned inside an open transaction; its locks cannot be told apart from"

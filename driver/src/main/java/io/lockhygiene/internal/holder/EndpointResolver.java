@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 
+import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.settings.ConnectionUrl;
@@ -111,9 +112,7 @@ public final class EndpointResolver {
             try {
                 Identity holderSide = probe(route, direct, props);
                 if (holderSide.identity().equals(appSide.identity())) {
-                    Log.info("LockHygiene (lockhygiene.mode=emulate): the lock holder for {} connects to the server"
-                            + " itself at {}:{} (lockhygiene.holderUrl=auto), so it takes none of the pooler's servers",
-                            route.endpoint(), appSide.address, appSide.port);
+                    Log.info("{}", EmulateMessages.holderOnServer(route.endpoint(), appSide.address, appSide.port));
                     return new HolderEndpoint(HolderEndpoint.Kind.DIRECT, ConnectionUrl.redact(direct) + " (auto)",
                             appSide.identity(), () -> route.openUrl(direct, holderProperties(
                                     route.applicationCredentials(), false)));
@@ -124,13 +123,8 @@ public final class EndpointResolver {
                 reason = "did not accept the holder's connection (" + e.getMessage() + ")";
             }
         }
-        Log.warn("LockHygiene (lockhygiene.mode=emulate): the lock holder for {} goes through the application's pooler:"
-                + " the server's own address{} {}. Then each process's holder takes one pooled server while it holds"
-                + " locks, so N processes holding locks at once need N servers of the pool beyond the application's"
-                + " own; with a pool of S servers, N >= S stops everything. Fix: give the holder its own endpoint,"
-                + " lockhygiene.holderUrl=jdbc:postgresql://<server>:<port>/<database>, or a PgBouncer database entry"
-                + " with pool_mode=session (sized one server per process); lockhygiene.holderUrl=pooler silences this.",
-                route.endpoint(), appSide.address == null ? "" : " " + appSide.address + ":" + appSide.port, reason);
+        Log.warn("{}", EmulateMessages.holderThroughPooler(route.endpoint(),
+                appSide.address == null ? null : appSide.address + ":" + appSide.port, reason));
         return applicationRoute(route, appSide.identity());
     }
 
@@ -147,29 +141,20 @@ public final class EndpointResolver {
         try {
             first = route.openUrl(url, props);
         } catch (SQLException e) {
-            throw new SQLException("LockHygiene (lockhygiene.mode=emulate): the lock holder cannot connect to"
-                    + " lockhygiene.holderUrl=" + shown + ": " + e.getMessage() + ". Fix the URL, or its user and"
-                    + " password (in the URL; otherwise the application's own are used).", "08001", e);
+            throw new SQLException(EmulateMessages.holderUrlUnreachable(shown, e.getMessage()), "08001", e);
         }
         if (first == null) {
-            throw new SQLException("LockHygiene (lockhygiene.mode=emulate): no pgjdbc driver accepts"
-                    + " lockhygiene.holderUrl=" + shown, "HY024");
+            throw new SQLException(EmulateMessages.holderUrlNoDriver(shown), "HY024");
         }
         try {
             Identity holderSide = identityOf(first);
             if (!holderSide.identity().equals(appSide.identity())) {
-                throw new SQLException("LockHygiene (lockhygiene.mode=emulate): lockhygiene.holderUrl=" + shown
-                        + " reaches another database than the application (" + holderSide.identity() + "; the"
-                        + " application's is " + appSide.identity() + "), where its locks would exclude nobody."
-                        + " Point it at the application's own PostgreSQL server and database, or at a PgBouncer entry"
-                        + " with pool_mode=session for them.", "HY024");
+                throw new SQLException(EmulateMessages.holderUrlOtherDatabase(shown, holderSide.identity(),
+                        appSide.identity()), "HY024");
             }
             boolean pooler = Pgjdbc.backendPid(first) != holderSide.pid;
             if (pooler && transactionPooling(route, url, props, first)) {
-                throw new SQLException("LockHygiene (lockhygiene.mode=emulate): lockhygiene.holderUrl=" + shown
-                        + " is a transaction pooler (its backend changed between two statements): a lock holder needs a"
-                        + " session of its own. Use the PostgreSQL server itself, or a PgBouncer database entry with"
-                        + " pool_mode=session.", "HY024");
+                throw new SQLException(EmulateMessages.holderUrlTransactionPooler(shown), "HY024");
             }
             return new HolderEndpoint(pooler ? HolderEndpoint.Kind.SESSION_POOLER : HolderEndpoint.Kind.DIRECT, shown,
                     appSide.identity(), () -> route.openUrl(url, props));
@@ -199,10 +184,8 @@ public final class EndpointResolver {
             int after = backendPid(first);
             return after != before || other == before;
         } catch (SQLException e) {
-            throw new SQLException("LockHygiene (lockhygiene.mode=emulate): lockhygiene.holderUrl=" + ConnectionUrl.redact(url)
-                    + " is a pooler, and whether it pools by session could not be told within " + PROBE_TIMEOUT_SECONDS
-                    + " s (" + e.getMessage() + "). Use the PostgreSQL server itself, or a PgBouncer entry with"
-                    + " pool_mode=session and room for two servers.", "HY024", e);
+            throw new SQLException(EmulateMessages.holderUrlPoolingUnknown(ConnectionUrl.redact(url),
+                    PROBE_TIMEOUT_SECONDS, e.getMessage()), "HY024", e);
         } finally {
             try {
                 second.close();

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.internal.emulate.AdvisoryKey;
 import io.lockhygiene.internal.emulate.LockOwner;
@@ -106,7 +107,7 @@ public final class Holder {
         try {
             while (true) {
                 if (owner.isClosed()) {
-                    throw new SQLException("This connection has been closed.", "08003");
+                    throw new SQLException(EmulateMessages.CLOSED, "08003");
                 }
                 Arbiter.Answer a = arbiter.request(owner, key, shared, tryLock, tx, level, queued, waiters != null);
                 switch (a.verdict) {
@@ -202,8 +203,7 @@ public final class Holder {
     }
 
     private static SQLException deadlock(LockOwner owner, AdvisoryKey key, String other) {
-        return new SQLException("deadlock detected (LockHygiene, lockhygiene.mode=emulate: " + owner
-                + " waits for advisory lock " + key + " held by " + other + ", which waits for it)", "40P01");
+        return new SQLException(EmulateMessages.deadlockHere(owner, key, other), "40P01");
     }
 
     /**
@@ -410,17 +410,15 @@ public final class Holder {
             return Boolean.TRUE;
         } catch (SQLException e) {
             if (sw.deadlock) {
-                throw new SQLException("deadlock detected (LockHygiene, lockhygiene.mode=emulate: " + owner
-                        + " waits for advisory lock " + key + " held by another process, which waits for a lock this"
-                        + " process holds for " + sw.cycleWith + ")", "40P01", e);
+                throw new SQLException(EmulateMessages.deadlockAcrossProcesses(owner, key, sw.cycleWith), "40P01", e);
             }
             if (limits.cancelled() || Thread.currentThread().isInterrupted()) {
                 throw Limits.cancelledException();
             }
             String state = e.getSQLState();
             if ("55P03".equals(state)) {
-                throw new SQLException(e.getMessage() + (limits.lockTimeoutMillis() > 0 ? " (LockHygiene:"
-                        + " lockhygiene.lockTimeout=" + limits.lockTimeoutMillis() + "ms)" : ""), state, e);
+                throw new SQLException(e.getMessage() + (limits.lockTimeoutMillis() > 0
+                        ? EmulateMessages.lockTimeoutSuffix(limits.lockTimeoutMillis()) : ""), state, e);
             }
             if (state == null || !state.equals("57014")) {
                 w.close(); // broken: it held nothing (it was waiting)
@@ -449,7 +447,7 @@ public final class Holder {
             Set<AdvisoryKey> batchKeys = new HashSet<>();
             for (Take t; (t = takes.poll()) != null; ) {
                 if (t.owner.isClosed()) {
-                    t.fail(new SQLException("This connection has been closed.", "08003"));
+                    t.fail(new SQLException(EmulateMessages.CLOSED, "08003"));
                 } else if (!batchKeys.add(t.key) || !arbiter.stillNeedsServer(t, main)) {
                     t.decideAgain();
                 } else {
@@ -536,7 +534,7 @@ public final class Holder {
                 t.done = true;
             } else if (t.owner.isClosed()) {
                 refused = true;
-                t.fail(new SQLException("This connection has been closed.", "08003"));
+                t.fail(new SQLException(EmulateMessages.CLOSED, "08003"));
             } else {
                 refused = true;
                 t.decideAgain();
@@ -587,12 +585,7 @@ public final class Holder {
         if (!starvationTold.compareAndSet(false, true)) {
             return;
         }
-        String message = "LockHygiene (lockhygiene.mode=emulate): the lock holder for " + endpoint + " waited "
-                + TimeUnit.NANOSECONDS.toMillis(nanos) + " ms for a server of the application's transaction pooler."
-                + " Every process's holder takes one pooled server while it holds locks, so with N processes holding"
-                + " locks at once and a pool of S servers, N >= S leaves nothing for the application's own statements"
-                + " (they time out with query_wait_timeout). Fix: lockhygiene.holderUrl pointing at the PostgreSQL"
-                + " server itself, or at a PgBouncer database entry with pool_mode=session sized one server per process.";
+        String message = EmulateMessages.holderStarved(endpoint, TimeUnit.NANOSECONDS.toMillis(nanos));
         pendingEvents.add(() -> {
             Log.warn("{}", message);
             io.lockhygiene.internal.events.Events.publish(new io.lockhygiene.events.LockHygieneEvent(
@@ -691,10 +684,7 @@ public final class Holder {
         HolderWatchdog.forget(watch);
         LockOwner caller = current.get();
         if (!owners.isEmpty()) {
-            String message = "LockHygiene (lockhygiene.mode=emulate): the process's lock holder for " + endpoint
-                    + " lost its server connection (" + cause + "); the advisory locks it held are released, so other"
-                    + " clients may now take them. Whatever they protected is no longer exclusive: stop that work, take"
-                    + " the locks again, and start it over.";
+            String message = EmulateMessages.holderLost(endpoint, cause);
             anyLost = true;
             List<LeakReporter> told = new ArrayList<>();
             for (Object o : owners) {
@@ -739,9 +729,7 @@ public final class Holder {
      * @param whose the owner told (on its next statement), or null for the statement that met the loss
      */
     public static SQLException lostException(String whose, Throwable cause) {
-        return new SQLException("LockHygiene (lockhygiene.mode=emulate): the lock holder" + (whose == null ? "" : " of "
-                + whose) + " lost its server connection; the advisory locks it held" + (whose == null ? "" : " for it")
-                + " are gone. Take them again.", "08006", cause);
+        return new SQLException(EmulateMessages.lockLost(whose), "08006", cause);
     }
 
     private void publishPending() {

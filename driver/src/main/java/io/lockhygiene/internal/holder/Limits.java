@@ -3,6 +3,8 @@ package io.lockhygiene.internal.holder;
 import java.sql.SQLException;
 import java.util.concurrent.TimeUnit;
 
+import io.lockhygiene.internal.emulate.EmulateMessages;
+
 /**
  * How long one statement's blocking advisory call may wait, as PostgreSQL bounds it: by
  * {@code lockhygiene.lockTimeout} (55P03, PostgreSQL's lock_timeout), by the statement's query timeout and
@@ -65,8 +67,7 @@ public final class Limits {
         if (lockTimeoutMillis > 0) {
             long left = startNanos + TimeUnit.MILLISECONDS.toNanos(lockTimeoutMillis) - now;
             if (left <= 0) {
-                throw new SQLException("canceling statement due to lock timeout (LockHygiene: lockhygiene.lockTimeout="
-                        + lockTimeoutMillis + "ms)", "55P03");
+                throw new SQLException(EmulateMessages.lockTimeout(lockTimeoutMillis), "55P03");
             }
             wait = Math.min(wait, left);
         }
@@ -99,6 +100,6 @@ public final class Limits {
     }
 
     static SQLException cancelledException() {
-        return new SQLException("canceling statement due to user request", "57014");
+        return new SQLException(EmulateMessages.CANCELLED, "57014");
     }
 }

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.sql.AdvisoryCall;
@@ -107,11 +108,7 @@ public final class UnlockWatch {
                                         io.lockhygiene.settings.Settings settings, Object owner) {
         Throwable here = CallSite.capture("unlock of a lock its owner does not hold sent here");
         String site = CallSite.describe(here);
-        String message = "an advisory unlock at " + site + " returned false (lockhygiene.mode=emulate answers it as"
-                + " PostgreSQL answers a session that does not hold the lock: \"" + warnings.getMessage() + "\"): "
-                + owner + " does not hold it. It was never taken by this owner, or was released already; with a"
-                + " connection pool a lock belongs to the thread that took it. Fix: unlock only what this connection"
-                + " or thread locked, once per lock.";
+        String message = EmulateMessages.unlockNotHeld(site, warnings.getMessage(), owner);
         if (LOGGED_SITES.size() < MAX_SITES && LOGGED_SITES.add("emulate@" + site)) {
             Log.warn("LockHygiene: {} SQL: {}", message, settings.loggable(sql));
         }

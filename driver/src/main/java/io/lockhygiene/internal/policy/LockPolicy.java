@@ -19,6 +19,11 @@ public final class LockPolicy {
         return settings.mode() == Settings.Mode.EMULATE;
     }
 
+    /** True when session calls inside transactions become their transaction-level forms. */
+    public static boolean rewrites(Settings settings) {
+        return settings.mode() == Settings.Mode.REWRITE;
+    }
+
     /** True when these settings do nothing at all (the driver hands out pgjdbc's own connection). */
     public static boolean off(Settings settings) {
         return settings.mode() == Settings.Mode.OFF;
@@ -107,6 +112,30 @@ public final class LockPolicy {
             return Plan.ON_SERVER;
         }
         return Plan.refuse(unsupported == null ? "a statement emulate cannot follow" : unsupported);
+    }
+
+    /** Where a leak check can run: a transaction's end (API or text), or a connection's return. */
+    public enum CheckPoint {
+        TRANSACTION_END,
+        RETURN
+    }
+
+    /**
+     * The check at the end: whether the leak check runs at {@code at}. Under transaction pooling it runs at
+     * every transaction end, on the server that held the transaction (between transactions no server is the
+     * connection's); under session pooling or direct it runs at the return, where the session ends for the
+     * application. {@code tracked}: the SQL of this transaction or session called session-level functions.
+     */
+    public static boolean checkDue(CheckPoint at, Settings.LeakCheck leakCheck, boolean tracked, boolean transactionPooling) {
+        if (leakCheck == Settings.LeakCheck.NEVER || (leakCheck == Settings.LeakCheck.TRACKED && !tracked)) {
+            return false;
+        }
+        return at == CheckPoint.TRANSACTION_END ? transactionPooling : !transactionPooling;
+    }
+
+    /** True when every transaction end is checked, whatever its SQL (so every statement must be looked at). */
+    public static boolean checksEveryTransaction(Settings settings) {
+        return !off(settings) && settings.leakCheck() == Settings.LeakCheck.ALWAYS;
     }
 
     /**

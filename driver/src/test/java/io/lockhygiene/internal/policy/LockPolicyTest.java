@@ -105,4 +105,21 @@ class LockPolicyTest {
         Plan plan = LockPolicy.plan(SqlScanner.scan("SELECT 1"), LockPolicy.Shape.NONE, null, where, Mode.DETECT, leakCheck);
         assertEquals(expected, plan.action() + (plan.wrapped() ? " wrapped" : ""));
     }
+
+    @ParameterizedTest(name = "check at {0}, leakCheck={1}, tracked={2}, transaction pooling={3} -> {4}")
+    @CsvSource({
+            "TRANSACTION_END, TRACKED, true,  true,  true",
+            "TRANSACTION_END, TRACKED, false, true,  false",
+            "TRANSACTION_END, ALWAYS,  false, true,  true",
+            "TRANSACTION_END, NEVER,   true,  true,  false",
+            "TRANSACTION_END, ALWAYS,  true,  false, false",
+            "RETURN,          TRACKED, true,  false, true",
+            "RETURN,          TRACKED, false, false, false",
+            "RETURN,          ALWAYS,  false, false, true",
+            "RETURN,          NEVER,   true,  false, false",
+            "RETURN,          ALWAYS,  true,  true,  false"})
+    void theCheckAtTheEnd(LockPolicy.CheckPoint at, LeakCheck leakCheck, boolean tracked, boolean pooling,
+                          boolean due) {
+        assertEquals(due, LockPolicy.checkDue(at, leakCheck, tracked, pooling));
+    }
 }

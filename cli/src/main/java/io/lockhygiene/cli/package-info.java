@@ -1,0 +1,2 @@
+/** The lockhygiene command line: scan, doctor, monitor, attach. */
+package io.lockhygiene.cli;

@@ -1,0 +1,2 @@
+/** Public events LockHygiene publishes (leaks, refusals, lost locks, waits), their listener and JMX counters. */
+package io.lockhygiene.events;

@@ -1,0 +1,136 @@
+package io.lockhygiene.internal.emulate;
+
+/**
+ * Every sentence {@code lockhygiene.mode=emulate} says to a user, in one place, so each is read (and tested,
+ * {@code EmulateMessagesTest}) as the user reads it. Errors that stand for PostgreSQL's own keep PostgreSQL's
+ * words first ({@code deadlock detected}, {@code canceling statement due to ...}), so code and people that
+ * match on them still do; what LockHygiene adds follows in parentheses.
+ */
+public final class EmulateMessages {
+    private static final String WHO = "LockHygiene (lockhygiene.mode=emulate)";
+
+    /** pgjdbc's own words for a statement on a closed connection (SQLState 08003). */
+    public static final String CLOSED = "This connection has been closed.";
+    /** PostgreSQL's words for a cancelled statement (SQLState 57014). */
+    public static final String CANCELLED = "canceling statement due to user request";
+
+    private EmulateMessages() {
+    }
+
+    /** A statement emulate cannot answer as PostgreSQL would (SQLState 0A000); {@code sql} already loggable. */
+    public static String refused(String why, String sql) {
+        return WHO + " refused a statement with advisory calls: " + why + ". Behind a transaction pooler its calls"
+                + " cannot be answered exactly as PostgreSQL would, so nothing was sent. Fix: compute the key first and"
+                + " take the lock in a statement of its own (SELECT id FROM jobs WHERE ...; then SELECT"
+                + " pg_try_advisory_lock(?)), with the key a literal, a bind parameter or an expression of them; or use"
+                + " pg_advisory_xact_lock inside a transaction, which needs no emulation. SQL: " + sql;
+    }
+
+    /** Two owners of this process wait for each other (SQLState 40P01). */
+    public static String deadlockHere(Object owner, Object key, Object other) {
+        return "deadlock detected (LockHygiene, lockhygiene.mode=emulate: " + owner + " waits for advisory lock " + key
+                + " held by " + other + ", which waits for it)";
+    }
+
+    /** A wait in PostgreSQL's queue closes a cycle through this process's table (SQLState 40P01). */
+    public static String deadlockAcrossProcesses(Object owner, Object key, Object cycleWith) {
+        return "deadlock detected (LockHygiene, lockhygiene.mode=emulate: " + owner + " waits for advisory lock " + key
+                + " held by another process, which waits for a lock this process holds for " + cycleWith + ")";
+    }
+
+    /** lockhygiene.lockTimeout ended a wait in the JVM (SQLState 55P03). */
+    public static String lockTimeout(long millis) {
+        return "canceling statement due to lock timeout" + lockTimeoutSuffix(millis);
+    }
+
+    /** Added to PostgreSQL's own lock-timeout message when lockhygiene.lockTimeout set it. */
+    public static String lockTimeoutSuffix(long millis) {
+        return " (LockHygiene: lockhygiene.lockTimeout=" + millis + "ms)";
+    }
+
+    /** Logged at ERROR and published as LOCK_LOST: the holder's server connection went while it held locks. */
+    public static String holderLost(Object endpoint, Object cause) {
+        return WHO + ": the process's lock holder for " + endpoint + " lost its server connection (" + cause + ");"
+                + " the advisory locks it held are released, so other clients may now take them. Whatever they"
+                + " protected is no longer exclusive: stop that work, take the locks again, and start it over.";
+    }
+
+    /**
+     * What an owner's statement gets after the loss (SQLState 08006).
+     *
+     * @param whose the owner told on its next statement, or null for the statement that met the loss
+     */
+    public static String lockLost(String whose) {
+        return WHO + ": the lock holder" + (whose == null ? "" : " of " + whose) + " lost its server connection; the"
+                + " advisory locks it held" + (whose == null ? "" : " for it") + " are gone. Take them again.";
+    }
+
+    /** Said once (WARN, HOLDER_STARVED) when a holder through the pooler waited long for a server. */
+    public static String holderStarved(Object endpoint, long waitedMillis) {
+        return WHO + ": the lock holder for " + endpoint + " waited " + waitedMillis + " ms for a server of the"
+                + " application's transaction pooler. Every process's holder takes one pooled server while it holds"
+                + " locks, so with N processes holding locks at once and a pool of S servers, N >= S leaves nothing"
+                + " for the application's own statements (they time out with query_wait_timeout). Fix:"
+                + " lockhygiene.holderUrl pointing at the PostgreSQL server itself, or at a PgBouncer database entry"
+                + " with pool_mode=session sized one server per process.";
+    }
+
+    /** INFO: holderUrl=auto found the server itself. */
+    public static String holderOnServer(Object endpoint, String address, String port) {
+        return WHO + ": the lock holder for " + endpoint + " connects to the server itself at " + address + ":" + port
+                + " (lockhygiene.holderUrl=auto), so it takes none of the pooler's servers";
+    }
+
+    /** WARN: holderUrl=auto could not use the server itself. */
+    public static String holderThroughPooler(Object endpoint, String addressAndPort, String reason) {
+        return WHO + ": the lock holder for " + endpoint + " goes through the application's pooler: the server's own"
+                + " address" + (addressAndPort == null ? "" : " " + addressAndPort) + " " + reason + ". Then each"
+                + " process's holder takes one pooled server while it holds locks, so N processes holding locks at once"
+                + " need N servers of the pool beyond the application's own; with a pool of S servers, N >= S stops"
+                + " everything. Fix: give the holder its own endpoint, lockhygiene.holderUrl=jdbc:postgresql://"
+                + "<server>:<port>/<database>, or a PgBouncer database entry with pool_mode=session (sized one server"
+                + " per process); lockhygiene.holderUrl=pooler silences this.";
+    }
+
+    /** connect() fails (08001): the holderUrl does not answer; {@code shownUrl} is redacted. */
+    public static String holderUrlUnreachable(String shownUrl, String error) {
+        return WHO + ": the lock holder cannot connect to lockhygiene.holderUrl=" + shownUrl + ": " + error + ". Fix the"
+                + " URL, or its user and password (in the URL; otherwise the application's own are used).";
+    }
+
+    /** connect() fails (HY024): no driver takes the holderUrl. */
+    public static String holderUrlNoDriver(String shownUrl) {
+        return WHO + ": no pgjdbc driver accepts lockhygiene.holderUrl=" + shownUrl;
+    }
+
+    /** connect() fails (HY024): the holderUrl reaches another database or cluster. */
+    public static String holderUrlOtherDatabase(String shownUrl, Object holderSide, Object applicationSide) {
+        return WHO + ": lockhygiene.holderUrl=" + shownUrl + " reaches another database than the application ("
+                + holderSide + "; the application's is " + applicationSide + "), where its locks would exclude nobody."
+                + " Point it at the application's own PostgreSQL server and database, or at a PgBouncer entry with"
+                + " pool_mode=session for them.";
+    }
+
+    /** connect() fails (HY024): the holderUrl is a transaction pooler. */
+    public static String holderUrlTransactionPooler(String shownUrl) {
+        return WHO + ": lockhygiene.holderUrl=" + shownUrl + " is a transaction pooler (its backend changed between two"
+                + " statements): a lock holder needs a session of its own. Use the PostgreSQL server itself, or a"
+                + " PgBouncer database entry with pool_mode=session.";
+    }
+
+    /** connect() fails (HY024): whether the pooler behind the holderUrl pools by session could not be told. */
+    public static String holderUrlPoolingUnknown(String shownUrl, int seconds, String error) {
+        return WHO + ": lockhygiene.holderUrl=" + shownUrl + " is a pooler, and whether it pools by session could not"
+                + " be told within " + seconds + " s (" + error + "). Use the PostgreSQL server itself, or a PgBouncer"
+                + " entry with pool_mode=session and room for two servers.";
+    }
+
+    /** WARN once per call site (UNLOCK_NOT_HELD): an unlock the owner had nothing to release for. */
+    public static String unlockNotHeld(String site, String postgresWarning, Object owner) {
+        return "an advisory unlock at " + site + " returned false (lockhygiene.mode=emulate answers it as PostgreSQL"
+                + " answers a session that does not hold the lock: \"" + postgresWarning + "\"): " + owner + " does not"
+                + " hold it. It was never taken by this owner, or was released already; with a connection pool a lock"
+                + " belongs to the thread that took it. Fix: unlock only what this connection or thread locked, once"
+                + " per lock.";
+    }
+}

@@ -1,0 +1,25 @@
+/**
+ * emulate's process side: one lock holder per process and database, where it connects, its sessions, waits
+ * in PostgreSQL's queue, and the watchdog that notices a lost holder.
+ *
+ * <h2>Lock order (the whole of emulate)</h2>
+ * Outermost first; a thread that holds one may take only those below it. No user callback (listener, log
+ * sink) runs under any of them: events are queued and published after they are let go. None is a
+ * {@code synchronized} monitor, so a virtual thread that waits on one never pins its carrier.
+ * <table>
+ * <caption>Locks of emulate, outermost first</caption>
+ * <tr><th>lock</th><th>guards</th><th>held across a round trip</th></tr>
+ * <tr><td>{@code MainLink.io}</td><td>the holder's main session: one round trip at a time, the batch it
+ * sends</td><td>yes (that is its job)</td></tr>
+ * <tr><td>{@code Waiter.io}</td><td>one waiting session of the holder: its wait or its releases</td><td>yes</td></tr>
+ * <tr><td>{@code Arbiter.state}</td><td>the lock table and its condition (local waiters sleep on it)</td><td>never</td></tr>
+ * <tr><td>{@code Waiters.lists}</td><td>the idle and all lists of waiting sessions</td><td>never (a session
+ * is opened outside it)</td></tr>
+ * <tr><td>{@code HolderWatchdog.LIFECYCLE}</td><td>starting and stopping the watchdog thread</td><td>never,
+ * and never while a holder is called</td></tr>
+ * </table>
+ * Beside emulate, each taken alone: {@code AdvisoryWaitMonitor.lock} (one poll at a time, its pg_locks
+ * query inside), {@code ProcessReports.reportLock} (the report file's writes), and the short monitors of
+ * {@code KeyCache}, {@code LockOwner} and {@code ReportLog} (map and counter updates, no I/O).
+ */
+package io.lockhygiene.internal.holder;

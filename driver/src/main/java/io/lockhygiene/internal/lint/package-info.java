@@ -1,0 +1,2 @@
+/** The SKIP LOCKED single-key lint (JSqlParser, optional). */
+package io.lockhygiene.internal.lint;

@@ -1,0 +1,2 @@
+/** The one decision: LockPolicy.plan maps what a statement calls, where the connection stands and the settings to the whole plan. */
+package io.lockhygiene.internal.policy;

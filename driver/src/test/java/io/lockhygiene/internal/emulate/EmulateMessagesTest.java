@@ -1,0 +1,126 @@
+package io.lockhygiene.internal.emulate;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * emulate's sentences as a user reads them, whole. A split or a rename that damages one ("This
+ * holder.connection has been closed.") fails here by its text.
+ */
+class EmulateMessagesTest {
+    private static final AdvisoryKey KEY = AdvisoryKey.bigint(42);
+
+    @Test
+    void errorsThatStandForPostgreSqlsKeepItsWordsFirst() {
+        assertEquals("This connection has been closed.", EmulateMessages.CLOSED);
+        assertEquals("canceling statement due to user request", EmulateMessages.CANCELLED);
+        assertEquals("canceling statement due to lock timeout (LockHygiene: lockhygiene.lockTimeout=500ms)",
+                EmulateMessages.lockTimeout(500));
+        assertEquals("deadlock detected (LockHygiene, lockhygiene.mode=emulate: connection lh-1 waits for advisory lock"
+                + " 42 held by connection lh-2, which waits for it)",
+                EmulateMessages.deadlockHere("connection lh-1", KEY, "connection lh-2"));
+        assertEquals("deadlock detected (LockHygiene, lockhygiene.mode=emulate: connection lh-1 waits for advisory lock"
+                + " 42 held by another process, which waits for a lock this process holds for connection lh-1"
+                + " (advisory lock 7))", EmulateMessages.deadlockAcrossProcesses("connection lh-1", KEY,
+                "connection lh-1 (advisory lock 7)"));
+    }
+
+    @Test
+    void refusalNamesTheShapeTheFixAndTheSql() {
+        assertEquals("LockHygiene (lockhygiene.mode=emulate) refused a statement with advisory calls: session-level"
+                + " advisory calls in a batch. Behind a transaction pooler its calls cannot be answered exactly as"
+                + " PostgreSQL would, so nothing was sent. Fix: compute the key first and take the lock in a statement"
+                + " of its own (SELECT id FROM jobs WHERE ...; then SELECT pg_try_advisory_lock(?)), with the key a"
+                + " literal, a bind parameter or an expression of them; or use pg_advisory_xact_lock inside a"
+                + " transaction, which needs no emulation. SQL: SELECT pg_advisory_lock(1)",
+                EmulateMessages.refused("session-level advisory calls in a batch", "SELECT pg_advisory_lock(1)"));
+    }
+
+    @Test
+    void aLostHolderSaysWhatIsGoneAndWhatToDo() {
+        assertEquals("LockHygiene (lockhygiene.mode=emulate): the process's lock holder for db:5432/app lost its server"
+                + " connection (java.sql.SQLException: gone); the advisory locks it held are released, so other clients"
+                + " may now take them. Whatever they protected is no longer exclusive: stop that work, take the locks"
+                + " again, and start it over.", EmulateMessages.holderLost("db:5432/app", "java.sql.SQLException: gone"));
+        assertEquals("LockHygiene (lockhygiene.mode=emulate): the lock holder of connection lh-3 lost its server"
+                + " connection; the advisory locks it held for it are gone. Take them again.",
+                EmulateMessages.lockLost("connection lh-3"));
+        assertEquals("LockHygiene (lockhygiene.mode=emulate): the lock holder lost its server connection; the advisory"
+                + " locks it held are gone. Take them again.", EmulateMessages.lockLost(null));
+    }
+
+    @Test
+    void placementMessagesGiveTheArithmeticAndTheFix() {
+        assertEquals("LockHygiene (lockhygiene.mode=emulate): the lock holder for app connects to the server itself at"
+                + " 10.0.0.5:5432 (lockhygiene.holderUrl=auto), so it takes none of the pooler's servers",
+                EmulateMessages.holderOnServer("app", "10.0.0.5", "5432"));
+        assertEquals("LockHygiene (lockhygiene.mode=emulate): the lock holder for app goes through the application's"
+                + " pooler: the server's own address 10.0.0.5:5432 did not accept the holder's connection (refused)."
+                + " Then each process's holder takes one pooled server while it holds locks, so N processes holding"
+                + " locks at once need N servers of the pool beyond the application's own; with a pool of S servers,"
+                + " N >= S stops everything. Fix: give the holder its own endpoint,"
+                + " lockhygiene.holderUrl=jdbc:postgresql://<server>:<port>/<database>, or a PgBouncer database entry"
+                + " with pool_mode=session (sized one server per process); lockhygiene.holderUrl=pooler silences this.",
+                EmulateMessages.holderThroughPooler("app", "10.0.0.5:5432",
+                        "did not accept the holder's connection (refused)"));
+        assertEquals("LockHygiene (lockhygiene.mode=emulate): the lock holder for app waited 5012 ms for a server of"
+                + " the application's transaction pooler. Every process's holder takes one pooled server while it holds"
+                + " locks, so with N processes holding locks at once and a pool of S servers, N >= S leaves nothing for"
+                + " the application's own statements (they time out with query_wait_timeout). Fix:"
+                + " lockhygiene.holderUrl pointing at the PostgreSQL server itself, or at a PgBouncer database entry"
+                + " with pool_mode=session sized one server per process.", EmulateMessages.holderStarved("app", 5012));
+        assertEquals("LockHygiene (lockhygiene.mode=emulate): lockhygiene.holderUrl=jdbc:postgresql://other/app reaches"
+                + " another database than the application (cluster 1, database 16384; the application's is cluster 2,"
+                + " database 16384), where its locks would exclude nobody. Point it at the application's own"
+                + " PostgreSQL server and database, or at a PgBouncer entry with pool_mode=session for them.",
+                EmulateMessages.holderUrlOtherDatabase("jdbc:postgresql://other/app", "cluster 1, database 16384",
+                        "cluster 2, database 16384"));
+        assertEquals("LockHygiene (lockhygiene.mode=emulate): lockhygiene.holderUrl=jdbc:postgresql://bouncer/app is a"
+                + " transaction pooler (its backend changed between two statements): a lock holder needs a session of"
+                + " its own. Use the PostgreSQL server itself, or a PgBouncer database entry with pool_mode=session.",
+                EmulateMessages.holderUrlTransactionPooler("jdbc:postgresql://bouncer/app"));
+        assertEquals("LockHygiene (lockhygiene.mode=emulate): the lock holder cannot connect to"
+                + " lockhygiene.holderUrl=jdbc:postgresql://db:1/app: Connection refused. Fix the URL, or its user and"
+                + " password (in the URL; otherwise the application's own are used).",
+                EmulateMessages.holderUrlUnreachable("jdbc:postgresql://db:1/app", "Connection refused"));
+    }
+
+    @Test
+    void anUnlockOfNothingSaysWhoseLockItIs() {
+        assertEquals("an advisory unlock at Jobs.run(Jobs.java:42) returned false (lockhygiene.mode=emulate answers it"
+                + " as PostgreSQL answers a session that does not hold the lock: \"you don't own a lock of type"
+                + " ExclusiveLock\"): thread worker-1 does not hold it. It was never taken by this owner, or was"
+                + " released already; with a connection pool a lock belongs to the thread that took it. Fix: unlock"
+                + " only what this connection or thread locked, once per lock.",
+                EmulateMessages.unlockNotHeld("Jobs.run(Jobs.java:42)", "you don't own a lock of type ExclusiveLock",
+                        "thread worker-1"));
+    }
+
+    /** No sentence carries a Java field path (what a mechanical rename leaves behind: "holder.released"). */
+    @Test
+    void noSentenceCarriesACodePath() {
+        List<String> all = List.of(EmulateMessages.CLOSED, EmulateMessages.CANCELLED, EmulateMessages.lockTimeout(1),
+                EmulateMessages.deadlockHere("a", KEY, "b"), EmulateMessages.deadlockAcrossProcesses("a", KEY, "b"),
+                EmulateMessages.refused("why", "SQL"), EmulateMessages.holderLost("e", "c"), EmulateMessages.lockLost("o"),
+                EmulateMessages.holderStarved("e", 1), EmulateMessages.holderOnServer("e", "h", "1"),
+                EmulateMessages.holderThroughPooler("e", "h:1", "r"), EmulateMessages.holderUrlUnreachable("u", "x"),
+                EmulateMessages.holderUrlNoDriver("u"), EmulateMessages.holderUrlOtherDatabase("u", "a", "b"),
+                EmulateMessages.holderUrlTransactionPooler("u"), EmulateMessages.holderUrlPoolingUnknown("u", 5, "x"),
+                EmulateMessages.unlockNotHeld("s", "w", "o"));
+        Pattern codePath = Pattern.compile("\\b([a-z]+)\\.([a-z][A-Za-z]*)\\b");
+        for (String m : all) {
+            Matcher x = codePath.matcher(m);
+            while (x.find()) {
+                String word = x.group(1);
+                assertFalse(!word.equals("lockhygiene") && !word.equals("pg_catalog"),
+                        "a code path in a user's sentence: '" + x.group() + "' in: " + m);
+            }
+        }
+    }
+}
