@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -221,6 +222,38 @@ class SharedHolderTest {
         }
     }
 
+    /**
+     * True once a wait for {@code key} is seen where it lives: PostgreSQL's queue (an ungranted lock in
+     * pg_locks: the reference, or a wait of the holder's) or the lock table's waits in this JVM; false if the
+     * call ended first. Bounded by 10 s. An observed state, never a guess by sleeping.
+     */
+    private boolean awaitWaiting(long key, java.util.concurrent.Future<String> call) throws Exception {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        try (Connection c = bed.connect(Route.DIRECT); java.sql.PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1"
+                        + " AND ((classid::bigint << 32) | objid::bigint) = ?")) {
+            ps.setLong(1, key);
+            while (System.nanoTime() < until) {
+                if (call.isDone()) {
+                    return false;
+                }
+                for (io.lockhygiene.internal.holder.Waits.Wait w : io.lockhygiene.internal.holder.Waits.snapshot()) {
+                    if (w.key().equals(io.lockhygiene.internal.emulate.AdvisoryKey.bigint(key))) {
+                        return true;
+                    }
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (rs.getInt(1) > 0) {
+                        return true;
+                    }
+                }
+                Thread.sleep(5); // polling an observed state, bounded above
+            }
+        }
+        return false;
+    }
+
     /** Runs {@code sql} on {@code c} in a thread; the outcome ("ok" or the SQLState) arrives in the future. */
     private static java.util.concurrent.CompletableFuture<String> inThread(Connection c, String sql, int timeoutSeconds) {
         // a thread of its own each (the common pool may have one thread on a small machine)
@@ -246,8 +279,7 @@ class SharedHolderTest {
              Statement sa = a.createStatement(); Statement sb = b.createStatement()) {
             sa.execute("SELECT pg_advisory_lock(" + k + ")");
             var waiting = inThread(b, "SELECT pg_advisory_lock(" + k + ")", 10);
-            Thread.sleep(300);
-            outcomes.add("waits: " + !waiting.isDone());
+            outcomes.add("waits: " + awaitWaiting(k, waiting));
             sa.execute("SELECT pg_advisory_unlock(" + k + ")");
             outcomes.add("then gets it: " + waiting.get(10, TimeUnit.SECONDS));
             outcomes.add("a tries: " + bool(sa, "SELECT pg_try_advisory_lock(" + k + ")"));
@@ -255,7 +287,7 @@ class SharedHolderTest {
             sb.execute("SELECT pg_advisory_lock(" + (k + 1) + ")");
             sa.execute("SELECT pg_advisory_lock(" + k + ")");
             var aWaits = inThread(a, "SELECT pg_advisory_lock(" + (k + 1) + ")", 10);
-            Thread.sleep(300);
+            assertTrue(awaitWaiting(k + 1, aWaits), "a waits before b closes the cycle");
             var bWaits = inThread(b, "SELECT pg_advisory_lock(" + k + ")", 10);
             String first = java.util.concurrent.CompletableFuture.anyOf(aWaits, bWaits).get(10, TimeUnit.SECONDS).toString();
             outcomes.add("deadlock: " + first);

@@ -39,17 +39,24 @@ class WaitMonitorTest {
             Properties credentials = bed.credentials();
             try (AdvisoryWaitMonitor monitor = AdvisoryWaitMonitor
                     .forUrl(bed.url(Route.TRANSACTION_POOL), credentials)
-                    .threshold(Duration.ofMillis(800)).interval(Duration.ofMillis(100)).name("test-" + key).build()) {
+                    .threshold(Duration.ofMillis(2_000)).interval(Duration.ofMillis(100)).name("test-" + key).build()) {
+                // a wait younger than the threshold is not reported (the first poll comes right after the plant)
                 assertEquals(List.of(), monitor.poll(), "under the threshold: no report");
                 assertEquals(0, monitor.getEpisodesReported());
-                Thread.sleep(1_000);
-                List<AdvisoryWait> waits = monitor.poll();
+                List<AdvisoryWait> waits = List.of();
+                long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(15);
+                while (waits.isEmpty() && System.nanoTime() < until) {
+                    waits = monitor.poll(); // until the wait is older than the threshold, as observed by the monitor
+                    if (waits.isEmpty()) {
+                        Thread.sleep(100);
+                    }
+                }
                 assertEquals(1, waits.size(), waits.toString());
                 AdvisoryWait w = waits.get(0);
                 assertEquals(waiterPid, w.blockedPid());
                 assertEquals(holderPid, w.blockingPid());
                 assertEquals(Long.toString(key), w.key());
-                assertTrue(w.waitMillis() >= 800);
+                assertTrue(w.waitMillis() >= 2_000);
                 assertTrue(w.blockedQuery().contains("the waiting job"));
                 assertEquals("Lock", w.waitEventType());
                 monitor.poll();
@@ -66,19 +73,19 @@ class WaitMonitorTest {
     @Test
     void classIdFilterAndJmx() throws Exception {
         try (PlantedWait planted = new PlantedWait(bed, "4711, 9", "")) {
-            Thread.sleep(400);
             try (AdvisoryWaitMonitor other = AdvisoryWaitMonitor.forUrl(bed.url(Route.DIRECT), bed.credentials())
                     .threshold(Duration.ofMillis(100)).classId(1234).name("other").build();
                  AdvisoryWaitMonitor mine = AdvisoryWaitMonitor.forUrl(bed.url(Route.DIRECT), bed.credentials())
                          .threshold(Duration.ofMillis(100)).interval(Duration.ofMillis(100)).classId(4711).name("mine").start()) {
-                assertEquals(List.of(), other.poll());
                 ObjectName name = new ObjectName("io.lockhygiene:type=AdvisoryWaitMonitor,name=\"mine\"");
                 Object current = 0;
                 for (int i = 0; i < 50 && !Integer.valueOf(1).equals(current); i++) {
-                    Thread.sleep(100);
+                    Thread.sleep(100); // the started monitor's own polls, read over JMX
                     current = ManagementFactory.getPlatformMBeanServer().getAttribute(name, "CurrentWaits");
                 }
                 assertEquals(1, current);
+                // the wait is over the threshold now (mine reports it): the other class id must still not see it
+                assertEquals(List.of(), other.poll());
                 assertEquals("(4711, 9)", mine.poll().get(0).key());
             }
         }
