@@ -222,7 +222,7 @@ public final class RunBenchmarks {
             JSON.put("serverWork." + c[0] + "." + c[1], per);
             bed.admin().terminateHoldersOf(777000);
         }
-        MD.append("\nThe leak check adds its two statements (list, release) to the COMMIT's own round trip: one"
+        MD.append("\nThe leak check adds its one statement (it lists and releases) to the COMMIT's own round trip: one"
                 + " JDBC execute, one Sync, so no extra round trip.\n\n");
     }
 
