@@ -43,6 +43,11 @@ class FleetTest {
     }
 
     private Outcome fleet(int processes, String holderUrl, long base, int tries) throws Exception {
+        return fleet(processes, holderUrl, base, tries, null, 0);
+    }
+
+    private Outcome fleet(int processes, String holderUrl, long base, int tries, java.nio.file.Path barrier,
+                          int barrierCount) throws Exception {
         String url = bed.lockHygieneUrl(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate",
                 "lockhygiene.holderUrl=" + holderUrl);
         String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
@@ -57,7 +62,8 @@ class FleetTest {
             children.add(new ProcessBuilder(java, "-Xmx96m", "-XX:TieredStopAtLevel=1", "-cp",
                     System.getProperty("java.class.path"), OwnKeyWorkersMain.class.getName(), url, bed.endpoints().user(),
                     bed.endpoints().password(), Long.toString(base + i * 100L), Integer.toString(WORKERS),
-                    Integer.toString(tries)).redirectErrorStream(true).start());
+                    Integer.toString(tries), barrier == null ? "" : barrier.toString(), Integer.toString(barrierCount))
+                    .redirectErrorStream(true).start());
         }
         int jobs = 0;
         int errors = 0;
@@ -123,7 +129,8 @@ class FleetTest {
 
     @Test
     void sixteenReplicasWithHoldersOnTheServerItselfDoEveryJob() throws Exception {
-        Outcome o = fleet(16, "auto", 990_000L, TRIES);
+        // the same barrier as the control: 3 replicas hold locks at once before any runs its statements
+        Outcome o = fleet(16, "auto", 990_000L, TRIES, java.nio.file.Files.createTempDirectory("lh-fleet-barrier"), 3);
         System.out.println("[fleet] 16 processes x 4 own-key workers, holders on the server (auto): " + o);
         assertEveryJobDone(o);
         assertTrue(o.peakHolderBackends() <= 16 + 4, "about one holder backend per process: " + o);
@@ -131,14 +138,18 @@ class FleetTest {
 
     @Test
     void sixteenReplicasWithHoldersOnASessionModeEntryDoEveryJob() throws Exception {
-        Outcome o = fleet(16, bed.sessionHolderUrl(), 992_000L, TRIES);
+        Outcome o = fleet(16, bed.sessionHolderUrl(), 992_000L, TRIES,
+                java.nio.file.Files.createTempDirectory("lh-fleet-barrier"), 3);
         System.out.println("[fleet] 16 processes x 4 own-key workers, holders on a session-mode PgBouncer entry: " + o);
         assertEveryJobDone(o);
     }
 
     @Test
     void controlHoldersThroughTheTransactionPoolerStallTheFleet() throws Exception {
-        Outcome o = fleet(6, "pooler", 994_000L, 1); // each stalled statement waits query_wait_timeout (20 s)
+        // each stalled statement waits query_wait_timeout (20 s); the barrier makes 3 replicas (the pool's 3
+        // servers) hold their locks at once, so the stall does not depend on how the replicas happen to interleave
+        java.nio.file.Path barrier = java.nio.file.Files.createTempDirectory("lh-fleet-barrier");
+        Outcome o = fleet(6, "pooler", 994_000L, 1, barrier, 3);
         System.out.println("[fleet] control: 6 processes x 4 own-key workers, holders through the pooler: " + o);
         assertTrue(o.errors() > 0 || o.jobs() < 6 * WORKERS, "control: the holders take the pool: " + o);
     }

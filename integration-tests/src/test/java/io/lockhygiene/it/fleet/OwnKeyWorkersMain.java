@@ -13,8 +13,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A child JVM of own-key workers, one replica of a service: each worker takes its own key, runs five short
- * statements and unlocks, {@code tries} times. Args: url user password baseKey workers tries. Prints
- * "DONE jobs errors failedUnlocks" and an "ERROR ..." line per error.
+ * statements and unlocks, {@code tries} times. Args: url user password baseKey workers tries
+ * [barrierDir barrierCount]. Prints "DONE jobs errors failedUnlocks" and an "ERROR ..." line per error.
+ *
+ * <p>With a barrier (the control of holders that go through the pooler), the first job of each worker,
+ * once its lock is taken, marks this replica as holding (a file in barrierDir) and waits until
+ * barrierCount replicas hold locks at once (at most 30 s) before its statements: holders that pin the
+ * pool's servers then all pin at the same moment, so the stall they cause does not depend on timing.
  */
 public final class OwnKeyWorkersMain {
     public static void main(String[] args) throws Exception {
@@ -27,6 +32,8 @@ public final class OwnKeyWorkersMain {
         AtomicInteger jobs = new AtomicInteger();
         AtomicInteger errors = new AtomicInteger();
         AtomicInteger failedUnlocks = new AtomicInteger();
+        java.nio.file.Path barrier = args.length > 7 && !args[6].isEmpty() ? java.nio.file.Paths.get(args[6]) : null;
+        int barrierCount = args.length > 7 ? Integer.parseInt(args[7]) : 0;
         CountDownLatch start = new CountDownLatch(1);
         List<Thread> threads = new ArrayList<>();
         for (int w = 0; w < workers; w++) {
@@ -38,6 +45,9 @@ public final class OwnKeyWorkersMain {
                     for (int i = 0; i < tries; i++) {
                         try {
                             s.execute("SELECT pg_advisory_lock(" + key + ")");
+                            if (barrier != null && i == 0) {
+                                awaitReplicasHolding(barrier, base, barrierCount);
+                            }
                             for (int j = 0; j < 5; j++) {
                                 s.execute("SELECT " + j);
                             }
@@ -53,7 +63,7 @@ public final class OwnKeyWorkersMain {
                             System.out.println("ERROR " + e.getSQLState() + " " + e.getMessage());
                         }
                     }
-                } catch (SQLException | InterruptedException e) {
+                } catch (SQLException | InterruptedException | java.io.IOException e) {
                     errors.incrementAndGet();
                     System.out.println("ERROR " + e);
                 }
@@ -67,5 +77,24 @@ public final class OwnKeyWorkersMain {
         }
         System.out.println("DONE " + jobs.get() + " " + errors.get() + " " + failedUnlocks.get());
         System.out.flush();
+    }
+
+    /** Marks this replica as holding a lock, then waits until {@code count} replicas do (30 s at most). */
+    private static void awaitReplicasHolding(java.nio.file.Path dir, long replica, int count) throws java.io.IOException,
+            InterruptedException {
+        try {
+            java.nio.file.Files.createFile(dir.resolve("holding-" + replica));
+        } catch (java.nio.file.FileAlreadyExistsException another) {
+            // a second worker of this replica
+        }
+        long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < until) {
+            try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.list(dir)) {
+                if (files.count() >= count) {
+                    return;
+                }
+            }
+            Thread.sleep(20); // polling an observed state (the replicas' files), bounded above
+        }
     }
 }
