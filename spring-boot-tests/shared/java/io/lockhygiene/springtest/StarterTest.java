@@ -177,6 +177,43 @@ class StarterTest {
         }
     }
 
+    /**
+     * lockhygiene.monitor.*: the seed's alert from application properties. A planted advisory wait (a
+     * session waiting for a key another holds) shows in the gauges once it is older than the threshold, and
+     * leaves them when released; without lockhygiene.monitor.enabled there is no monitor at all.
+     */
+    @Test
+    void theWaitMonitorFeedsTwoGauges() throws Exception {
+        try (ConfigurableApplicationContext off = start("--lockhygiene.mode=detect")) {
+            assertTrue(off.getBeansOfType(io.lockhygiene.monitor.AdvisoryWaitMonitor.class).isEmpty(), "off by default");
+        }
+        try (ConfigurableApplicationContext ctx = start("--lockhygiene.mode=detect", "--lockhygiene.monitor.enabled=true",
+                "--lockhygiene.monitor.threshold=300ms", "--lockhygiene.monitor.interval=100ms")) {
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            for (MeterBinder b : ctx.getBeansOfType(MeterBinder.class).values()) {
+                b.bindTo(registry);
+            }
+            assertEquals(0.0, registry.get("lockhygiene.advisory.waits").gauge().value());
+            try (io.lockhygiene.it.bed.PlantedWait planted = new io.lockhygiene.it.bed.PlantedWait(bed, "996300", "")) {
+                double waits = 0;
+                long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(15);
+                while (waits < 1 && System.nanoTime() < until) {
+                    Thread.sleep(100); // the monitor's own polls, read through the gauge
+                    waits = registry.get("lockhygiene.advisory.waits").gauge().value();
+                }
+                assertEquals(1.0, waits, "the planted wait is seen");
+                assertTrue(registry.get("lockhygiene.advisory.wait.longest").gauge().value() >= 0.3);
+                planted.release();
+                until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(15);
+                while (waits > 0 && System.nanoTime() < until) {
+                    Thread.sleep(100);
+                    waits = registry.get("lockhygiene.advisory.waits").gauge().value();
+                }
+                assertEquals(0.0, waits, "and gone once released");
+            }
+        }
+    }
+
     /** spring.flyway.url may be a jdbc:lockhygiene: URL (Flyway's plugin registration; see the driver's README). */
     @Test
     void springFlywayUrlMayBeALockHygieneUrl() throws Exception {

@@ -24,6 +24,30 @@ public class LockHygieneAutoConfiguration {
         return new LockHygieneDataSourceWrapper(properties);
     }
 
+    /**
+     * {@code lockhygiene.monitor.enabled=true}: the seed's alert, advisory waits longer than the threshold with
+     * the session that blocks them, polled on the application's DataSource; its JMX bean, its WARN per episode,
+     * and (with Micrometer) two gauges read from its last poll.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnProperty(prefix = "lockhygiene.monitor", name = "enabled", havingValue = "true")
+    io.lockhygiene.monitor.AdvisoryWaitMonitor lockHygieneAdvisoryWaitMonitor(javax.sql.DataSource dataSource,
+                                                                           LockHygieneProperties properties) {
+        LockHygieneProperties.Monitor m = properties.getMonitor();
+        return io.lockhygiene.monitor.AdvisoryWaitMonitor.forDataSource(dataSource).threshold(m.getThreshold())
+                .interval(m.getInterval()).name("spring").start();
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.core.instrument.binder.MeterBinder")
+    @ConditionalOnProperty(prefix = "lockhygiene.monitor", name = "enabled", havingValue = "true")
+    static class WaitGauges {
+        @Bean
+        LockHygieneWaitGauges lockHygieneWaitGauges(io.lockhygiene.monitor.AdvisoryWaitMonitor monitor) {
+            return new LockHygieneWaitGauges(monitor);
+        }
+    }
+
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "io.micrometer.core.instrument.binder.MeterBinder")
     static class Meters {

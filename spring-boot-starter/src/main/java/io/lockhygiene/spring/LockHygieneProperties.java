@@ -41,6 +41,46 @@ public class LockHygieneProperties {
     private String holderUrl;
     /** JVM-wide: a file that gets every LockHygiene event as one JSON object per line. */
     private String report;
+    /** The advisory-wait monitor: sessions waiting for an advisory lock longer than a threshold. */
+    private final Monitor monitor = new Monitor();
+
+    /** {@code lockhygiene.monitor.*}. */
+    public static class Monitor {
+        /** Whether to poll for advisory waits (one pg_locks query per interval, on one pooled connection). */
+        private boolean enabled;
+        /** A wait longer than this is reported (WARN once per episode, and in the gauges). */
+        private Duration threshold = Duration.ofSeconds(30);
+        /** How often to poll. */
+        private Duration interval = Duration.ofSeconds(10);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getThreshold() {
+            return threshold;
+        }
+
+        public void setThreshold(Duration threshold) {
+            this.threshold = threshold;
+        }
+
+        public Duration getInterval() {
+            return interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+    }
+
+    public Monitor getMonitor() {
+        return monitor;
+    }
     /** JVM-wide: at exit, a run that saw a leak, an inherited lock, a refusal or a SKIP LOCKED trap exits with status 3. */
     private boolean failOnViolation;
 
