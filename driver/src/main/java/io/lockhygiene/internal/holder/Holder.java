@@ -240,20 +240,7 @@ public final class Holder {
                 } else {
                     Take take = new Take(owner, key, shared, true, null, 0, false);
                     take.probe = true;
-                    takes.add(take);
-                    main.io.lock();
-                    try {
-                        if (!take.done) {
-                            flush();
-                        }
-                    } finally {
-                        main.io.unlock();
-                        publishPending();
-                    }
-                    if (take.failure != null) {
-                        throw take.failure;
-                    }
-                    free = take.result;
+                    free = queueAndFlush(take);
                 }
                 if (free != null) {
                     return free;
@@ -268,7 +255,11 @@ public final class Holder {
     /** Queues a try on the main connection and sends it with everything else due, in one round trip. */
     private Boolean takeOnMain(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, Object tx, int level,
                                boolean queued) throws SQLException {
-        Take take = new Take(owner, key, shared, tryLock, tx, level, queued);
+        return queueAndFlush(new Take(owner, key, shared, tryLock, tx, level, queued));
+    }
+
+    /** Queues {@code take} and sends it with everything else due on the main connection, in one round trip. */
+    private Boolean queueAndFlush(Take take) throws SQLException {
         takes.add(take);
         main.io.lock();
         try {
