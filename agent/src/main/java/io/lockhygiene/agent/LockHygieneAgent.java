@@ -10,7 +10,7 @@ import io.lockhygiene.settings.Settings;
 
 /**
  * {@code java -javaagent:lockhygiene-agent.jar[=mode=emulate,poolMode=transaction] -jar service.jar}, or
- * {@code java -jar lockhygiene-agent.jar attach PID [options]}. Instruments three narrow places (see
+ * {@code java -jar lockhygiene-cli.jar attach PID [options]}. Instruments three narrow places (see
  * {@link PgjdbcTransformer}); a service without pgjdbc matches nothing.
  */
 public final class LockHygieneAgent {

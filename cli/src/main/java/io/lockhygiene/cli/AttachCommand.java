@@ -1,8 +1,9 @@
 package io.lockhygiene.cli;
 
-import java.io.File;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.reflect.Method;
+import java.nio.file.Paths;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine.Command;
@@ -24,6 +25,10 @@ final class AttachCommand implements Callable<Integer> {
     @Parameters(index = "1", arity = "0..1", paramLabel = "OPTIONS", description = "agent options, e.g. mode=emulate")
     String options;
 
+    @Option(names = "--agent", paramLabel = "JAR",
+            description = "the agent jar to load (default: the one inside this jar)")
+    String agentJar;
+
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "this help")
     boolean help;
 
@@ -36,9 +41,9 @@ final class AttachCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         String jar;
         try {
-            jar = new File(AttachCommand.class.getProtectionDomain().getCodeSource().getLocation().toURI()).getPath();
-        } catch (Exception e) {
-            err.println("Cannot find the agent jar: " + e);
+            jar = agentJar != null ? Paths.get(agentJar).toAbsolutePath().toString() : EmbeddedAgent.extract().toString();
+        } catch (IOException | RuntimeException e) {
+            err.println("Cannot find the agent jar (" + e + "); pass --agent path/to/lockhygiene-agent.jar");
             return 2;
         }
         try {

@@ -16,8 +16,8 @@ final class ConnectionOptions {
     @Option(names = "--password", paramLabel = "P", description = "password (or in the URL, or PGPASSWORD)")
     String password;
 
-    @Option(names = "--pgjdbc", paramLabel = "JAR", description = "pgjdbc to connect with (default: LOCKHYGIENE_PGJDBC,"
-            + " the class path, next to the agent jar, or the newest in ~/.m2)")
+    @Option(names = "--pgjdbc", paramLabel = "JAR", description = "another pgjdbc to connect with (default:"
+            + " LOCKHYGIENE_PGJDBC, else the one in lockhygiene-cli.jar)")
     String pgjdbc;
 
     Database open() throws SQLException {

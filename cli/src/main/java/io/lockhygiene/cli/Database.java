@@ -17,10 +17,10 @@ import java.util.stream.Stream;
 import io.lockhygiene.internal.settings.ConnectionUrl;
 
 /**
- * How doctor and monitor reach the database. The agent jar carries no JDBC driver (it must not put a
- * pgjdbc on every service's class path), so the commands find pgjdbc: {@code --pgjdbc JAR}, the
- * LOCKHYGIENE_PGJDBC environment variable, the class path ({@code java -cp agent.jar:postgresql.jar}),
- * a postgresql*.jar next to the agent jar, or the newest one in ~/.m2.
+ * How doctor and monitor reach the database: {@code --pgjdbc JAR} or the LOCKHYGIENE_PGJDBC environment
+ * variable (another pgjdbc, for a server that needs one), else the class path: lockhygiene-cli.jar carries
+ * pgjdbc. Run from the thin cli jar (tests, a build tool), a postgresql*.jar next to it or the newest one
+ * in ~/.m2 is used.
  */
 final class Database {
     private final Driver driver;
@@ -77,7 +77,7 @@ final class Database {
             } catch (ReflectiveOperationException | LinkageError notOnClassPath) {
                 // look for a jar
             }
-            nextToAgent().ifPresent(candidates::add);
+            nextToThisJar().ifPresent(candidates::add);
             newestInMavenRepository().ifPresent(candidates::add);
         }
         for (Path jar : candidates) {
@@ -91,10 +91,10 @@ final class Database {
             }
         }
         throw new SQLException("no pgjdbc found: pass --pgjdbc path/to/postgresql.jar (or set LOCKHYGIENE_PGJDBC, or put"
-                + " postgresql-*.jar next to lockhygiene-agent.jar)");
+                + " postgresql-*.jar next to this jar)");
     }
 
-    private static Optional<Path> nextToAgent() {
+    private static Optional<Path> nextToThisJar() {
         try {
             Path dir = Paths.get(Database.class.getProtectionDomain().getCodeSource().getLocation().toURI()).getParent();
             try (Stream<Path> files = Files.list(dir)) {

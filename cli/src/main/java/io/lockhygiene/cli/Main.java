@@ -12,10 +12,10 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine;
 
 /**
- * {@code java -jar lockhygiene-agent.jar COMMAND}: one picocli parser for every command (the agent's
- * premain never loads it). Exit status: 0 clean, 1 findings or problems, 2 usage or I/O error.
+ * {@code java -jar lockhygiene-cli.jar COMMAND}: one picocli parser for every command (a jar of its
+ * own: never on a service's class path, so it may carry picocli and pgjdbc). Exit status: 0 clean, 1 findings or problems, 2 usage or I/O error.
  */
-@Command(name = "java -jar lockhygiene-agent.jar", usageHelpAutoWidth = true,
+@Command(name = "java -jar lockhygiene-cli.jar", usageHelpAutoWidth = true,
         subcommands = {ScanCommand.class, DoctorCommand.class, MonitorCommand.class, AttachCommand.class},
         description = "LockHygiene's command-line tools. COMMAND --help: help for one command.",
         footer = "Exit status: 0 clean, 1 findings or problems, 2 usage or I/O error."

@@ -31,7 +31,7 @@ class MainTest {
             assertTrue(help[1].contains(command), help[1]);
             String[] one = run(command, "--help");
             assertEquals("0", one[0], one[2]);
-            assertTrue(one[1].startsWith("Usage: java -jar lockhygiene-agent.jar " + command), one[1]);
+            assertTrue(one[1].startsWith("Usage: java -jar lockhygiene-cli.jar " + command), one[1]);
         }
         assertEquals("2", run()[0]);
         String[] bogus = run("bogus");

@@ -2,6 +2,7 @@ package io.lockhygiene.it.bench;
 
 import java.io.File;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -16,7 +17,8 @@ import io.lockhygiene.it.bed.TestBed;
 /**
  * Agent start-up cost, side by side in one run: time from JVM start to a service's first query (the
  * JVM's own uptime at that moment, and the wall time the parent sees), without and with
- * -javaagent:lockhygiene-agent.jar, interleaved A/B/A/B. A benchmark, not a test: it prints figures.
+ * -javaagent:lockhygiene-agent.jar, and with an agent that does nothing (the JVM's own price of any agent),
+ * interleaved. A benchmark, not a test: it prints figures.
  * Args: [ROUNDS] (default 15). Needs the agent jar built (mvn install).
  */
 public final class AgentStartup {
@@ -27,31 +29,39 @@ public final class AgentStartup {
         String cp = classPath().stream()
                 .filter(e -> !e.contains("lockhygiene-driver") && !e.contains("driver" + File.separator + "target"))
                 .collect(Collectors.joining(File.pathSeparator));
+        Path empty = EmptyAgent.writeJar(Files.createTempDirectory("lockhygiene-empty-agent"));
         try (TestBed bed = TestBed.start()) {
             List<Long> plainUp = new ArrayList<>();
+            List<Long> emptyUp = new ArrayList<>();
             List<Long> agentUp = new ArrayList<>();
             List<Long> plainWall = new ArrayList<>();
+            List<Long> emptyWall = new ArrayList<>();
             List<Long> agentWall = new ArrayList<>();
             for (int i = 0; i < rounds + 2; i++) { // two warm-up rounds (file cache) are dropped
                 long[] a = run(java, null, cp, bed);
+                long[] e = run(java, empty.toString(), cp, bed);
                 long[] b = run(java, agent.toString(), cp, bed);
                 if (i >= 2) {
                     plainUp.add(a[0]);
                     plainWall.add(a[1]);
+                    emptyUp.add(e[0]);
+                    emptyWall.add(e[1]);
                     agentUp.add(b[0]);
                     agentWall.add(b[1]);
                 }
             }
-            long pu = median(plainUp);
-            long au = median(agentUp);
-            long pw = median(plainWall);
-            long aw = median(agentWall);
-            System.out.printf("%nAgent start-up, %d rounds interleaved, medians (JVM %s):%n", rounds,
-                    System.getProperty("java.version"));
-            System.out.printf("| measure | plain pgjdbc | with agent | added | ratio |%n|---|---|---|---|---|%n");
-            System.out.printf("| JVM uptime at first query | %d ms | %d ms | %d ms | %.2f |%n", pu, au, au - pu, (double) au / pu);
-            System.out.printf("| wall time to first query | %d ms | %d ms | %d ms | %.2f |%n", pw, aw, aw - pw, (double) aw / pw);
+            System.out.printf("%nAgent start-up, %d rounds interleaved (plain, empty agent, ours), medians (JVM %s):%n",
+                    rounds, System.getProperty("java.version"));
+            System.out.printf("| measure | plain pgjdbc | empty agent | with agent | added | ratio | added over the empty agent |%n"
+                    + "|---|---|---|---|---|---|---|%n");
+            row("JVM uptime at first query", median(plainUp), median(emptyUp), median(agentUp));
+            row("wall time to first query", median(plainWall), median(emptyWall), median(agentWall));
         }
+    }
+
+    private static void row(String name, long plain, long empty, long agent) {
+        System.out.printf("| %s | %d ms | %d ms | %d ms | %d ms | %.2f | %d ms |%n", name, plain, empty, agent,
+                agent - plain, (double) agent / plain, agent - empty);
     }
 
     private static long[] run(String java, String agent, String cp, TestBed bed) throws Exception {

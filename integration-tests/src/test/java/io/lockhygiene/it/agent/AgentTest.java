@@ -41,6 +41,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class AgentTest {
     private final TestBed bed = TestBed.shared();
     private static final Path AGENT = Paths.get(System.getProperty("testbed.agentJar", "../agent/target/lockhygiene-agent.jar"));
+    private static final Path CLI = Paths.get(System.getProperty("testbed.cliJar", "../cli/target/lockhygiene-cli.jar"));
 
     /** The test class path without LockHygiene's own classes: the service has never heard of us. */
     private static String serviceClassPath(boolean withDriver) {
@@ -217,7 +218,8 @@ class AgentTest {
                 assertTrue(c >= 0, seen.toString());
                 seen.append((char) c);
             }
-            Process attach = new ProcessBuilder(java(), "-jar", AGENT.toAbsolutePath().toString(), "attach",
+            // the command line's own jar, with the agent it carries inside (nothing else is given)
+            Process attach = new ProcessBuilder(java(), "-jar", CLI.toAbsolutePath().toString(), "attach",
                     Long.toString(service.pid()), "mode=detect").redirectErrorStream(true).start();
             String attachOut = drain(attach.getInputStream());
             assertTrue(attach.waitFor(60, TimeUnit.SECONDS));

@@ -23,10 +23,15 @@ import io.lockhygiene.it.bed.TestBedExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** doctor and monitor, run as `java -jar lockhygiene-agent.jar ...` against the real bed. */
+/**
+ * doctor and monitor, run as `java -jar lockhygiene-cli.jar ...` against the real bed, with the pgjdbc that jar
+ * carries (one case with --pgjdbc); and the agent jar, which is the agent only.
+ */
 @ExtendWith(TestBedExtension.class)
 class CliTest {
     private final TestBed bed = TestBed.shared();
+    private static final String CLI = Paths.get(System.getProperty("testbed.cliJar", "../cli/target/lockhygiene-cli.jar"))
+            .toAbsolutePath().toString();
     private static final String AGENT = Paths.get(System.getProperty("testbed.agentJar", "../agent/target/lockhygiene-agent.jar"))
             .toAbsolutePath().toString();
     private static final String PGJDBC = Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
@@ -34,7 +39,7 @@ class CliTest {
 
     private String[] cli(String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar", AGENT));
+                "-jar", CLI));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).start();
         p.getOutputStream().close();
@@ -46,7 +51,7 @@ class CliTest {
 
     private String[] db(String command, Route route, String... extra) throws Exception {
         List<String> args = new ArrayList<>(List.of(command, "--url", bed.url(route), "--user", bed.endpoints().user(),
-                "--password", bed.endpoints().password(), "--pgjdbc", PGJDBC));
+                "--password", bed.endpoints().password()));
         args.addAll(List.of(extra));
         return cli(args.toArray(new String[0]));
     }
@@ -101,11 +106,28 @@ class CliTest {
         for (String command : List.of("scan", "doctor", "monitor", "attach")) {
             String[] help = cli(command, "--help");
             assertEquals("0", help[0], command + help[2]);
-            assertTrue(help[1].startsWith("Usage: java -jar lockhygiene-agent.jar " + command), help[1]);
+            assertTrue(help[1].startsWith("Usage: java -jar lockhygiene-cli.jar " + command), help[1]);
         }
         assertEquals("2", cli("doctor")[0]);
         assertEquals("2", cli("bogus")[0]);
         String[] unreachable = cli("doctor", "--url", "jdbc:postgresql://127.0.0.1:1/x", "--pgjdbc", PGJDBC);
         assertEquals("2", unreachable[0], unreachable[1]);
+    }
+
+    @Test
+    void theAgentJarIsTheAgentOnlyAndSaysWhereTheCommandLineIs() throws Exception {
+        try (java.util.jar.JarFile agent = new java.util.jar.JarFile(AGENT)) {
+            List<String> foreign = agent.stream().map(java.util.jar.JarEntry::getName)
+                    .filter(n -> n.contains("picocli") || n.startsWith("io/lockhygiene/cli/") || n.startsWith("org/postgresql/"))
+                    .collect(java.util.stream.Collectors.toList());
+            assertEquals(List.of(), foreign);
+            assertTrue(agent.getEntry("io/lockhygiene/agent/LockHygieneAgent.class") != null);
+        }
+        Process p = new ProcessBuilder(Paths.get(System.getProperty("java.home"), "bin", "java").toString(), "-jar", AGENT,
+                "scan", ".").redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(2, p.exitValue(), out);
+        assertTrue(out.contains("java -jar lockhygiene-cli.jar scan ."), out);
     }
 }
