@@ -85,10 +85,11 @@ final class SourceScan {
     private static void add(List<Finding> out, String path, LineIndex lines, String content, int offset, String rule,
                             String severity, String message) {
         int line = lines.line(offset);
-        if (lines.text(content, line).contains("lockhygiene:ignore")) {
+        String text = lines.text(content, line);
+        if (text.contains("lockhygiene:ignore")) {
             return;
         }
-        out.add(new Finding(path, line, lines.column(offset), rule, severity, message));
+        out.add(new Finding(path, line, lines.column(offset), rule, severity, message, text));
     }
 
     /** Offsets to 1-based lines and columns. */

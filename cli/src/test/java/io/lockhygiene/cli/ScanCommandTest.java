@@ -85,4 +85,26 @@ class ScanCommandTest {
         assertTrue(r[1].contains("Broken.java:1:30:"), r[1]);
         assertTrue(r[1].contains("latin1.sql:1:16:"), r[1]);
     }
+
+    @Test
+    void aBaselineAcceptsWhatItListsEvenWhenTheLinesMoveAndNothingElse(@TempDir Path dir) throws Exception {
+        Path src = dir.resolve("src");
+        Files.createDirectories(src);
+        Files.writeString(src.resolve("jobs.sql"), "SELECT pg_advisory_lock(1);\n");
+        Path baseline = dir.resolve("baseline.txt");
+        String[] written = run(src.toString(), "--baseline", baseline.toString(), "--write-baseline");
+        assertEquals("0", written[0], written[2]);
+        assertEquals(1, Files.readAllLines(baseline).stream().filter(l -> !l.startsWith("#")).count());
+        // the accepted call moves down two lines: still accepted
+        Files.writeString(src.resolve("jobs.sql"), "-- moved\n\n   SELECT   pg_advisory_lock(1);\n");
+        String[] accepted = run(src.toString(), "--baseline", baseline.toString());
+        assertEquals("0", accepted[0], accepted[1] + accepted[2]);
+        assertTrue(accepted[2].contains("1 finding(s) accepted"), accepted[2]);
+        // a new call is not in the baseline: reported, exit 1
+        Files.writeString(src.resolve("jobs.sql"), "SELECT pg_advisory_lock(1);\nSELECT pg_try_advisory_lock(2);\n");
+        String[] fresh = run(src.toString(), "--baseline", baseline.toString());
+        assertEquals("1", fresh[0], fresh[1]);
+        assertTrue(fresh[1].contains("jobs.sql:2:8:") && !fresh[1].contains("jobs.sql:1:"), fresh[1]);
+        assertEquals("2", run(src.toString(), "--write-baseline")[0]);
+    }
 }

@@ -41,5 +41,14 @@ public enum EventType {
      * whose key is read from rows in a way that depends on the plan); nothing was sent. The message names
      * the shape and the fix.
      */
-    REFUSED
+    REFUSED;
+
+    /**
+     * Whether this event fails a CI run: a leaked or inherited lock released, a statement rejected, a
+     * single-key SKIP LOCKED statement. The set of {@code lockhygiene.failOnViolation} and of the Maven
+     * plugin's {@code verify} goal (the JUnit extension counts SKIP LOCKED only when asked to).
+     */
+    public boolean isViolation() {
+        return this == LEAK_RELEASED || this == INHERITED_RELEASED || this == REJECTED || this == SKIP_LOCKED_SINGLE_KEY;
+    }
 }

@@ -99,8 +99,7 @@ public final class ProcessReports implements LockHygieneListener {
     }
 
     static boolean isViolation(EventType t) {
-        return t == EventType.LEAK_RELEASED || t == EventType.INHERITED_RELEASED || t == EventType.REJECTED
-                || t == EventType.SKIP_LOCKED_SINGLE_KEY;
+        return t.isViolation();
     }
 
     @Override
