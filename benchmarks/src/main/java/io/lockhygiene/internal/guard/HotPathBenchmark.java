@@ -23,7 +23,8 @@ import io.lockhygiene.settings.Settings;
 
 /**
  * The per-statement cost of LockHygiene's layer: the same do-nothing Statement called directly and
- * through a guarded connection's Statement, for SQL without advisory calls of 100 B, 1 KB and 100 KB;
+ * through a guarded connection's Statement, for SQL without advisory calls of 100 B, 1 KB and 100 KB, as the
+ * same String each time (a constant) and as equal Strings that are new objects (built at run time);
  * and the lexer for SQL that has one, at first sight and from the verdict cache. In package
  * io.lockhygiene.internal.jdbc to reach the cache.
  */
@@ -38,6 +39,9 @@ public class HotPathBenchmark {
     private Statement guarded;
     private String sql;
     private String flagged;
+    /** 64 equal texts, distinct String objects: each call sees another object, as dynamic SQL does. */
+    private final String[] distinct = new String[64];
+    private int next;
 
     @Setup
     public void setup() throws SQLException {
@@ -56,6 +60,9 @@ public class HotPathBenchmark {
         plain = new NoopStatement(raw);
         guarded = LockHygieneConnection.wrap(raw, Settings.DEFAULTS, null).createStatement();
         sql = typical(size);
+        for (int i = 0; i < distinct.length; i++) {
+            distinct[i] = new String(sql.toCharArray());
+        }
         flagged = "SELECT pg_try_advisory_lock(" + size + ") /* " + "x".repeat(Math.max(0, size - 40)) + " */";
         ScanCache.scan(flagged); // warm the cache for the cached case
     }
@@ -78,6 +85,17 @@ public class HotPathBenchmark {
     @Benchmark
     public boolean guardedExecute() throws SQLException {
         return guarded.execute(sql);
+    }
+
+    /** The same text as another String object each time (SQL built at run time): the prefilter runs. */
+    @Benchmark
+    public boolean plainExecuteNewText() throws SQLException {
+        return plain.execute(distinct[next++ & 63]);
+    }
+
+    @Benchmark
+    public boolean guardedExecuteNewText() throws SQLException {
+        return guarded.execute(distinct[next++ & 63]);
     }
 
     @Benchmark

@@ -1,13 +1,21 @@
 package io.lockhygiene.internal.events;
 
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.events.LockHygieneMXBean;
 
-/** Process-wide counters; LongAdder so the per-statement increment never contends. */
+/**
+ * Process-wide counters; LongAdder so that increments never contend. Statements seen, the one per-statement
+ * count, are tallied per connection ({@link StatementTally}) and summed here when read.
+ */
 public final class Counters implements LockHygieneMXBean {
+    /** Statements of closed connections. */
     final LongAdder statementsSeen = new LongAdder();
+    /** Tallies of open connections (a connection never closed stays here: a few bytes). */
+    private final Set<StatementTally> openTallies = ConcurrentHashMap.newKeySet();
     final LongAdder flagged = new LongAdder();
     final LongAdder rewritten = new LongAdder();
     final LongAdder rejected = new LongAdder();
@@ -21,14 +29,27 @@ public final class Counters implements LockHygieneMXBean {
     Counters() {
     }
 
-    /** Hot path: one striped increment, no allocation. */
-    public void statementSeen() {
-        statementsSeen.increment();
+    /** A new connection's tally, counted from now on. */
+    public StatementTally openTally() {
+        StatementTally t = new StatementTally();
+        openTallies.add(t);
+        return t;
+    }
+
+    /** The connection closed: its statements join the total (once, however often it is called). */
+    public void closeTally(StatementTally t) {
+        if (openTallies.remove(t)) {
+            statementsSeen.add(t.count);
+        }
     }
 
     @Override
     public long getStatementsSeen() {
-        return statementsSeen.sum();
+        long sum = statementsSeen.sum();
+        for (StatementTally t : openTallies) {
+            sum += t.count;
+        }
+        return sum;
     }
 
     @Override

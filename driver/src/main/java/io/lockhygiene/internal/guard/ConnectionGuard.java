@@ -13,6 +13,7 @@ import io.lockhygiene.events.EventType;
 import io.lockhygiene.internal.emulation.Emulation;
 import io.lockhygiene.internal.emulation.Outcome;
 import io.lockhygiene.internal.events.Events;
+import io.lockhygiene.internal.events.StatementTally;
 import io.lockhygiene.internal.holder.HolderRoute;
 import io.lockhygiene.internal.leak.CallSite;
 import io.lockhygiene.internal.leak.LeakReporter;
@@ -59,6 +60,12 @@ public final class ConnectionGuard {
     /** emulate's part of this connection (inert in other modes). */
     private final Emulation emulation;
     private final SkipLockedCheck skipLocked;
+    private final StatementTally tally;
+    /**
+     * The last text that passed the prefilter: the same String again (a constant, an ORM's cached SQL) skips
+     * the four passes over it. Identity only, so nothing a text says is ever taken from another text.
+     */
+    private String lastUnflagged;
 
     /**
      * @param route where the connection came from, for emulate's lock holder; null when unknown (emulate then
@@ -78,6 +85,7 @@ public final class ConnectionGuard {
         this.recorder = new LockCallRecorder(settings, id, reporter, calls);
         this.ends = new TransactionEnds(raw, settings, id, reporter, calls, emulation, pooler);
         Events.installProcessWideOnce();
+        this.tally = Events.counters().openTally();
     }
 
     public Settings settings() {
@@ -93,14 +101,23 @@ public final class ConnectionGuard {
      * allocation; at most one pass over the text.
      */
     public boolean passesUnchecked(String sql) throws SQLException {
-        Events.counters().statementSeen();
+        tally.seen();
         emulation.throwIfLockLost();
-        return off || (!SqlScanner.mightMatter(sql) && !watchesEveryStatement());
+        if (off) {
+            return true;
+        }
+        if (sql != lastUnflagged) {
+            if (SqlScanner.mightMatter(sql)) {
+                return false;
+            }
+            lastUnflagged = sql;
+        }
+        return !watchesEveryStatement();
     }
 
     /** The hot-path test of a prepared statement's execution. */
     public boolean passesUnchecked(StatementPlan plan) throws SQLException {
-        Events.counters().statementSeen();
+        tally.seen();
         emulation.throwIfLockLost();
         return off || (plan.unflagged() && !watchesEveryStatement());
     }
@@ -446,6 +463,7 @@ public final class ConnectionGuard {
 
     /** Application close: the return check, then emulate lets go of the connection's locks (reported). */
     public void onClose() {
+        Events.counters().closeTally(tally);
         ends.beforeReturn();
         emulation.letGo(true);
     }
@@ -458,6 +476,7 @@ public final class ConnectionGuard {
 
     /** Application abort. */
     public void onAbort() {
+        Events.counters().closeTally(tally);
         emulation.onAbort();
     }
 
