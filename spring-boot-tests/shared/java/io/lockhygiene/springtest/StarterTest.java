@@ -183,12 +183,18 @@ class StarterTest {
      * leaves them when released; without lockhygiene.monitor.enabled there is no monitor at all.
      */
     @Test
-    void theWaitMonitorFeedsTwoGauges() throws Exception {
+    void theWaitMonitorFeedsTwoGaugesAndTheHealthContributor() throws Exception {
         try (ConfigurableApplicationContext off = start("--lockhygiene.mode=detect")) {
             assertTrue(off.getBeansOfType(io.lockhygiene.monitor.AdvisoryWaitMonitor.class).isEmpty(), "off by default");
         }
+        try (ConfigurableApplicationContext noHealth = start("--lockhygiene.mode=detect", "--lockhygiene.monitor.enabled=true")) {
+            assertTrue(!noHealth.containsBean("lockHygieneWaitsHealthIndicator"), "the health contributor is off by default");
+        }
         try (ConfigurableApplicationContext ctx = start("--lockhygiene.mode=detect", "--lockhygiene.monitor.enabled=true",
-                "--lockhygiene.monitor.threshold=300ms", "--lockhygiene.monitor.interval=100ms")) {
+                "--lockhygiene.monitor.threshold=300ms", "--lockhygiene.monitor.interval=100ms",
+                "--lockhygiene.monitor.health.enabled=true")) {
+            Object health = ctx.getBean("lockHygieneWaitsHealthIndicator");
+            assertEquals("UP", status(health));
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
             for (MeterBinder b : ctx.getBeansOfType(MeterBinder.class).values()) {
                 b.bindTo(registry);
@@ -203,6 +209,7 @@ class StarterTest {
                 }
                 assertEquals(1.0, waits, "the planted wait is seen");
                 assertTrue(registry.get("lockhygiene.advisory.wait.longest").gauge().value() >= 0.3);
+                assertEquals("DOWN", status(health), "health reads the same poll");
                 planted.release();
                 until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(15);
                 while (waits > 0 && System.nanoTime() < until) {
@@ -210,8 +217,16 @@ class StarterTest {
                     waits = registry.get("lockhygiene.advisory.waits").gauge().value();
                 }
                 assertEquals(0.0, waits, "and gone once released");
+                assertEquals("UP", status(health));
             }
         }
+    }
+
+    /** health().getStatus().getCode() of either Boot's HealthIndicator (one test source for both). */
+    private static String status(Object indicator) throws Exception {
+        Object h = indicator.getClass().getInterfaces()[0].getMethod("health").invoke(indicator); // ours is package-private
+        Object st = h.getClass().getMethod("getStatus").invoke(h);
+        return (String) st.getClass().getMethod("getCode").invoke(st);
     }
 
     /** spring.flyway.url may be a jdbc:lockhygiene: URL (Flyway's plugin registration; see the driver's README). */

@@ -38,7 +38,8 @@ public final class RunBenchmarks {
         MD.append("Mode: ").append(full ? "full" : "quick").append("; JVM ").append(System.getProperty("java.version"))
                 .append("; ").append(Runtime.getRuntime().availableProcessors()).append(" cores\n\n");
         // -Dbench.only=emulate: only section 4 (a minute instead of several); -Dbench.only=leakcheck: only
-        // section 2's transaction-pool rows for plain pgjdbc, tracked and always (the leak check's cost), and section 3
+        // section 2's transaction-pool rows for plain pgjdbc, tracked without and with the default sample, and
+        // always (the leak check's cost), and section 3
         String only = System.getProperty("bench.only", "");
         boolean all = only.isEmpty() || "all".equals(only);
         if (all) {
@@ -147,10 +148,12 @@ public final class RunBenchmarks {
         long millis = full ? 10_000 : 2_000;
         int reps = full ? 3 : 2;
         List<Client> clients = leakCheckOnly
-                ? List.of(Client.plain(), Client.lockHygiene("detect, leakCheck=tracked"),
+                ? List.of(Client.plain(),
+                        Client.lockHygiene("detect, tracked, no sample", "lockhygiene.leakCheckSample=0"),
+                        Client.lockHygiene("detect, tracked + sample 0.01 (default)"),
                         Client.lockHygiene("detect, leakCheck=always", "lockhygiene.leakCheck=always"))
                 : List.of(Client.plain(),
-                Client.lockHygiene("detect, leakCheck=tracked"),
+                Client.lockHygiene("detect, tracked + sample 0.01 (default)"),
                 Client.lockHygiene("detect, leakCheck=always", "lockhygiene.leakCheck=always"),
                 Client.lockHygiene("emulate", "lockhygiene.mode=emulate"));
         MD.append("## 2. End to end: small transactions (SELECT + UPDATE + COMMIT), interleaved A/B, ")

@@ -36,6 +36,9 @@ public final class Settings {
     /** Characters of SQL kept in logs and events with {@code logSql=truncate}. */
     public static final int TRUNCATE_AT = 200;
 
+    /** {@code lockhygiene.leakCheckSample}'s default: one transaction end in a hundred (see README for the arithmetic). */
+    public static final double DEFAULT_LEAK_CHECK_SAMPLE = 0.01;
+
     public static final Settings DEFAULTS = new Settings(Mode.DETECT, PoolMode.AUTO, LeakCheck.TRACKED, LogSql.TRUNCATE, 0,
             SkipLocked.WARN);
 
@@ -46,6 +49,7 @@ public final class Settings {
     private final long lockTimeoutMillis;
     private final SkipLocked skipLocked;
     private final String holderUrl;
+    private final double leakCheckSample;
 
     public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql) {
         this(mode, poolMode, leakCheck, logSql, 0, SkipLocked.WARN);
@@ -58,6 +62,15 @@ public final class Settings {
 
     public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql, long lockTimeoutMillis,
                     SkipLocked skipLocked, String holderUrl) {
+        this(mode, poolMode, leakCheck, logSql, lockTimeoutMillis, skipLocked, holderUrl, DEFAULT_LEAK_CHECK_SAMPLE);
+    }
+
+    public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql, long lockTimeoutMillis,
+                    SkipLocked skipLocked, String holderUrl, double leakCheckSample) {
+        if (!(leakCheckSample >= 0 && leakCheckSample <= 1)) {
+            throw new IllegalArgumentException("leakCheckSample must be between 0 and 1, not " + leakCheckSample);
+        }
+        this.leakCheckSample = leakCheckSample;
         this.mode = mode;
         this.poolMode = poolMode;
         this.leakCheck = leakCheck;
@@ -78,6 +91,19 @@ public final class Settings {
      */
     public String holderUrl() {
         return holderUrl;
+    }
+
+    /**
+     * With {@code leakCheck=tracked}: the share (0 to 1) of the transaction ends that no tracked call makes due
+     * which are checked anyway, under transaction pooling (the check rides in the end's own round trip).
+     */
+    public double leakCheckSample() {
+        return leakCheckSample;
+    }
+
+    /** A copy with another sample rate (tests, the wrapper's programmatic use). */
+    public Settings withLeakCheckSample(double rate) {
+        return new Settings(mode, poolMode, leakCheck, logSql, lockTimeoutMillis, skipLocked, holderUrl, rate);
     }
 
     /** What happens to FOR UPDATE ... SKIP LOCKED pinned to one row by a unique key. */
@@ -114,7 +140,8 @@ public final class Settings {
     @Override
     public String toString() {
         return "lockhygiene.mode=" + lower(mode) + ", lockhygiene.poolMode=" + lower(poolMode)
-                + ", lockhygiene.leakCheck=" + lower(leakCheck) + ", lockhygiene.logSql=" + lower(logSql)
+                + ", lockhygiene.leakCheck=" + lower(leakCheck) + ", lockhygiene.leakCheckSample=" + leakCheckSample
+                + ", lockhygiene.logSql=" + lower(logSql)
                 + ", lockhygiene.lockTimeout=" + lockTimeoutMillis + "ms, lockhygiene.skipLocked=" + lower(skipLocked)
                 + ", lockhygiene.holderUrl=" + io.lockhygiene.internal.settings.ConnectionUrl.redact(holderUrl);
     }

@@ -64,6 +64,20 @@ class SettingsTest {
     }
 
     @Test
+    void leakCheckSampleTakesAShareOrAPercentage() {
+        assertEquals(0.01, SettingsReader.read(Map.of(), new Properties(), k -> null).leakCheckSample());
+        assertEquals(0.05, SettingsReader.read(Map.of("lockhygiene.leakCheckSample", "5%"), new Properties(), k -> null)
+                .leakCheckSample(), 1e-12);
+        assertEquals(0.0, SettingsReader.read(Map.of(), new Properties(),
+                Map.of("LOCKHYGIENE_LEAKCHECKSAMPLE", "0")::get).leakCheckSample());
+        for (String bad : new String[] {"2", "-0.1", "often", "150%"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> SettingsReader.read(Map.of("lockhygiene.leakCheckSample", bad), new Properties(), k -> null));
+            assertTrue(e.getMessage().contains("lockhygiene.leakCheckSample") && e.getMessage().contains("0.01"), e.getMessage());
+        }
+    }
+
+    @Test
     void valuesAreCaseInsensitive() {
         Settings s = SettingsReader.read(Map.of("lockhygiene.mode", " Rewrite "), new Properties(), k -> null);
         assertEquals(Settings.Mode.REWRITE, s.mode());

@@ -48,6 +48,35 @@ public class LockHygieneAutoConfiguration {
         }
     }
 
+    /**
+     * {@code lockhygiene.monitor.health.enabled=true} (off by default): the waits as a health contributor
+     * ({@code lockHygieneWaits}), read from the monitor's last poll, for Boot 3 (Actuator) or Boot 4
+     * (spring-boot-health), whichever the application has.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.actuate.health.HealthIndicator")
+    @ConditionalOnProperty(prefix = "lockhygiene.monitor", name = {"enabled", "health.enabled"}, havingValue = "true")
+    static class Boot3Health {
+        @Bean
+        Boot3WaitHealthIndicator lockHygieneWaitsHealthIndicator(io.lockhygiene.monitor.AdvisoryWaitMonitor monitor,
+                                                                 LockHygieneProperties properties) {
+            return new Boot3WaitHealthIndicator(new LockHygieneWaitHealth(monitor,
+                    properties.getMonitor().getThreshold().toMillis()));
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
+    @ConditionalOnProperty(prefix = "lockhygiene.monitor", name = {"enabled", "health.enabled"}, havingValue = "true")
+    static class Boot4Health {
+        @Bean
+        Boot4WaitHealthIndicator lockHygieneWaitsHealthIndicator(io.lockhygiene.monitor.AdvisoryWaitMonitor monitor,
+                                                                 LockHygieneProperties properties) {
+            return new Boot4WaitHealthIndicator(new LockHygieneWaitHealth(monitor,
+                    properties.getMonitor().getThreshold().toMillis()));
+        }
+    }
+
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "io.micrometer.core.instrument.binder.MeterBinder")
     static class Meters {

@@ -27,6 +27,11 @@ public class LockHygieneProperties {
     private Settings.PoolMode poolMode;
     /** When to look for leaked session locks: tracked (after statements that touched them), always, never. */
     private Settings.LeakCheck leakCheck;
+    /**
+     * With leak-check=tracked under transaction pooling: the share of the other transaction ends checked too
+     * (0.01 by default; 0 turns it off), to find session locks taken in PL/pgSQL, triggers or DO blocks.
+     */
+    private Double leakCheckSample;
     /** SQL in logs: truncate, full, or none (SQL can hold personal data). */
     private Settings.LogSql logSql;
     /** The SKIP LOCKED single-key lint: warn, strict (refuse), or off. */
@@ -52,6 +57,29 @@ public class LockHygieneProperties {
         private Duration threshold = Duration.ofSeconds(30);
         /** How often to poll. */
         private Duration interval = Duration.ofSeconds(10);
+        /** The waits as a health contributor. */
+        private final Health health = new Health();
+
+        /** {@code lockhygiene.monitor.health.*}. */
+        public static class Health {
+            /**
+             * A health contributor (lockHygieneWaits) that is DOWN while a wait over the threshold exists, read
+             * from the monitor's last poll. Off by default: put it in a health group that is not a liveness probe.
+             */
+            private boolean enabled;
+
+            public boolean isEnabled() {
+                return enabled;
+            }
+
+            public void setEnabled(boolean enabled) {
+                this.enabled = enabled;
+            }
+        }
+
+        public Health getHealth() {
+            return health;
+        }
 
         public boolean isEnabled() {
             return enabled;
@@ -91,6 +119,9 @@ public class LockHygieneProperties {
         put(p, "lockhygiene.poolMode", poolMode);
         put(p, "lockhygiene.leakCheck", leakCheck);
         put(p, "lockhygiene.logSql", logSql);
+        if (leakCheckSample != null) {
+            p.setProperty("lockhygiene.leakCheckSample", leakCheckSample.toString());
+        }
         put(p, "lockhygiene.skipLocked", skipLocked);
         if (lockTimeout != null) {
             p.setProperty("lockhygiene.lockTimeout", lockTimeout.toMillis() + "ms");
@@ -129,6 +160,14 @@ public class LockHygieneProperties {
 
     public void setPoolMode(Settings.PoolMode poolMode) {
         this.poolMode = poolMode;
+    }
+
+    public Double getLeakCheckSample() {
+        return leakCheckSample;
+    }
+
+    public void setLeakCheckSample(Double leakCheckSample) {
+        this.leakCheckSample = leakCheckSample;
     }
 
     public Settings.LeakCheck getLeakCheck() {

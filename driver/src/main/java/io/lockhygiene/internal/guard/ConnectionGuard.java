@@ -14,6 +14,8 @@ import io.lockhygiene.internal.emulation.Emulation;
 import io.lockhygiene.internal.emulation.Outcome;
 import io.lockhygiene.internal.events.Events;
 import io.lockhygiene.internal.events.StatementTally;
+import io.lockhygiene.internal.leak.RecentStatements;
+import io.lockhygiene.internal.policy.LeakCheckSample;
 import io.lockhygiene.internal.holder.HolderRoute;
 import io.lockhygiene.internal.leak.CallSite;
 import io.lockhygiene.internal.leak.LeakReporter;
@@ -66,6 +68,11 @@ public final class ConnectionGuard {
      * the four passes over it. Identity only, so nothing a text says is ever taken from another text.
      */
     private String lastUnflagged;
+    /** Autocommit statements' ends sampled for the leak check (null when not sampling). */
+    private final LeakCheckSample autocommitSample;
+    /** The hot path took this statement for the sample: its plan wraps it and its COMMIT carries the check. */
+    private boolean sampleThis;
+    private final RecentStatements recent = new RecentStatements();
 
     /**
      * @param route where the connection came from, for emulate's lock holder; null when unknown (emulate then
@@ -83,7 +90,8 @@ public final class ConnectionGuard {
         this.emulation = new Emulation(raw, settings, id, reporter, route, LockPolicy.emulates(settings));
         this.pooler = new PoolerDetection(raw, settings, id, emulation.threadOwners());
         this.recorder = new LockCallRecorder(settings, id, reporter, calls);
-        this.ends = new TransactionEnds(raw, settings, id, reporter, calls, emulation, pooler);
+        this.ends = new TransactionEnds(raw, settings, id, reporter, calls, emulation, pooler, recent);
+        this.autocommitSample = LeakCheckSample.of(settings);
         Events.installProcessWideOnce();
         this.tally = Events.counters().openTally();
     }
@@ -106,20 +114,46 @@ public final class ConnectionGuard {
         if (off) {
             return true;
         }
+        recent.add(sql);
         if (sql != lastUnflagged) {
             if (SqlScanner.mightMatter(sql)) {
                 return false;
             }
             lastUnflagged = sql;
         }
+        if (autocommitSample != null && autocommitSample.next() && takeForSample(sql)) {
+            return false;
+        }
         return !watchesEveryStatement();
+    }
+
+    /**
+     * The sample's turn came on this statement: take it when it ends a transaction of its own (autocommit)
+     * under transaction pooling and may run inside one; otherwise the turn passes (the next gap is drawn).
+     */
+    private boolean takeForSample(String sql) throws SQLException {
+        if (raw.getAutoCommit() && pooler.transactionPooling() && SqlScanner.runsInTransactionBlockAsAlone(sql)) {
+            sampleThis = true;
+            return true;
+        }
+        return false;
     }
 
     /** The hot-path test of a prepared statement's execution. */
     public boolean passesUnchecked(StatementPlan plan) throws SQLException {
         tally.seen();
         emulation.throwIfLockLost();
-        return off || (plan.unflagged() && !watchesEveryStatement());
+        if (off) {
+            return true;
+        }
+        recent.add(plan.original);
+        if (!plan.unflagged()) {
+            return false;
+        }
+        if (autocommitSample != null && autocommitSample.next() && takeForSample(plan.sent)) {
+            return false;
+        }
+        return !watchesEveryStatement();
     }
 
     /**
@@ -207,7 +241,9 @@ public final class ConnectionGuard {
      */
     public <R> R run(StatementPlan plan, Binds binds, Face face, Face.Runner<R> runner) throws SQLException {
         Statement app = face.app();
-        if (off || (plan.unflagged() && !watchesEveryStatement())) {
+        boolean sampled = sampleThis;
+        sampleThis = false;
+        if (off || (plan.unflagged() && !sampled && !watchesEveryStatement())) {
             return runner.run(app, plan.sent); // nothing to plan (a word in a comment matched): as the fast path
         }
         if (plan.finalTransactionEnd() != null && checksAtTextEnd(plan)) {
@@ -217,7 +253,10 @@ public final class ConnectionGuard {
         boolean prepared = binds != null || plan.callable;
         LockShape shape = plan.shape;
         Plan p = LockPolicy.plan(shape != null ? plan.scan : plan.sentScan, shapeKind(shape, plan.callable, prepared),
-                shape == null ? null : shape.unsupported(), where, settings.mode(), settings.leakCheck());
+                shape == null ? null : shape.unsupported(), where, settings.mode(), settings.leakCheck(), sampled);
+        if (sampled && p.wrapped()) {
+            ends.sampleNextEnd(); // the COMMIT of our wrapping carries the sampled check
+        }
         switch (p.action()) {
             case EMULATE:
                 return emulate(plan, binds, face, runner, where);

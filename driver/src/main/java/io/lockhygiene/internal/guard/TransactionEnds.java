@@ -12,9 +12,11 @@ import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.leak.PgLocks;
 import io.lockhygiene.internal.leak.RecentCalls;
+import io.lockhygiene.internal.leak.RecentStatements;
 import io.lockhygiene.internal.leak.ReportLog;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
+import io.lockhygiene.internal.policy.LeakCheckSample;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Situation;
 import io.lockhygiene.settings.Settings;
@@ -35,9 +37,16 @@ final class TransactionEnds {
     private final RecentCalls calls;
     private final Emulation emulation;
     private final PoolerDetection pooler;
+    private final RecentStatements recent;
+    /** Explicit transactions' ends sampled for the leak check (null when not sampling). */
+    private final LeakCheckSample endSample;
+    /** The next end is the COMMIT of an autocommit statement the sample took (set by the guard's plan). */
+    private boolean sampledNext;
+    /** How the check now running came to run, for its report. */
+    private String how = "";
 
     TransactionEnds(Connection raw, Settings settings, String id, LeakReporter reporter, RecentCalls calls,
-                    Emulation emulation, PoolerDetection pooler) {
+                    Emulation emulation, PoolerDetection pooler, RecentStatements recent) {
         this.raw = raw;
         this.settings = settings;
         this.id = id;
@@ -47,6 +56,13 @@ final class TransactionEnds {
         this.calls = calls;
         this.emulation = emulation;
         this.pooler = pooler;
+        this.recent = recent;
+        this.endSample = LeakCheckSample.of(settings);
+    }
+
+    /** The next transaction end (our wrapping's COMMIT) was taken by the sample. */
+    void sampleNextEnd() {
+        sampledNext = true;
     }
 
     /**
@@ -159,11 +175,21 @@ final class TransactionEnds {
     }
 
     private boolean checkAtTransactionEnd() throws SQLException {
+        boolean sampled = sampledNext;
+        sampledNext = false;
         if (off) {
             return false;
         }
-        return LockPolicy.checkDue(LockPolicy.CheckPoint.TRANSACTION_END, settings.leakCheck(), !calls.isEmpty(),
-                pooler.transactionPooling());
+        boolean tracked = !calls.isEmpty();
+        if (!sampled && !tracked && endSample != null && pooler.transactionPooling()) {
+            sampled = endSample.next(); // an explicit transaction's end nothing else makes due
+        }
+        boolean due = LockPolicy.checkDue(LockPolicy.CheckPoint.TRANSACTION_END, settings.leakCheck(), tracked,
+                pooler.transactionPooling(), sampled);
+        how = tracked ? "(checked because this transaction called session-level advisory functions)"
+                : sampled ? "(found by a sampled check: lockhygiene.leakCheckSample=" + settings.leakCheckSample() + ")"
+                : "(checked at every transaction end: lockhygiene.leakCheck=always)";
+        return due;
     }
 
     /**
@@ -209,7 +235,7 @@ final class TransactionEnds {
             throw e;
         }
         emulation.transactionEnded();
-        reporter.report(held, calls, "at " + command + " under transaction pooling");
+        reporter.report(held, calls, "at " + command + " under transaction pooling " + how, recent);
         calls.clear();
         return warnings;
     }
@@ -237,7 +263,7 @@ final class TransactionEnds {
             try (Statement s = raw.createStatement()) {
                 held = LeakReporter.readHeldLocks(s, s.execute(PgLocks.atReturn(raw.getAutoCommit())));
             }
-            reporter.report(held, calls, "when the connection was returned");
+            reporter.report(held, calls, "when the connection was returned (checked at the return)", recent);
         } catch (SQLException | RuntimeException e) {
             reporter.checkFailed("at return", e);
         } finally {

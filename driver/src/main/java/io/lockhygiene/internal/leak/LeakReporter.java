@@ -46,6 +46,15 @@ public final class LeakReporter {
 
     /** Reports each released lock, attributed to the call among {@code calls} that took it. */
     public void report(List<HeldLock> held, RecentCalls calls, String when) {
+        report(held, calls, when, null);
+    }
+
+    /**
+     * As {@link #report(List, RecentCalls, String)}; for a lock no recorded call took, the report also says
+     * what is known: the backend, that PostgreSQL does not record when a lock was granted, and the last
+     * statements of this connection ({@code recent}, may be null).
+     */
+    public void report(List<HeldLock> held, RecentCalls calls, String when, RecentStatements recent) {
         for (HeldLock lock : held) {
             LockCall taker = Attribution.takerOf(lock, calls.list());
             if (taker != null) {
@@ -66,7 +75,7 @@ public final class LeakReporter {
                         + " Find that client; LockHygiene in front of it reports where it takes the lock."
                         + (calls.dropped() > 0 ? " (This connection also sent " + calls.dropped() + " older lock calls"
                         + " that are no longer kept for attribution: the last " + RecentCalls.MAX
-                        + " are.)" : "");
+                        + " are.)" : "") + known(lock, recent);
                 ReportLog.error("inherited@" + when, "inherited session locks released " + when, lock.key(),
                         "LockHygiene: {}", message);
                 publish(EventType.INHERITED_RELEASED, null, lock.key(), lock.mode(), null, message, null);
@@ -92,6 +101,22 @@ public final class LeakReporter {
             publish(EventType.LEAK_RELEASED, taker == null ? null : taker.function().sqlName(), lock.key(), lock.mode(),
                     taker == null ? null : taker.sql(), message, taker == null ? null : taker.takenAt());
         }
+    }
+
+    /** What a report can say of a lock whose acquisition was not seen. */
+    private String known(HeldLock lock, RecentStatements recent) {
+        StringBuilder sb = new StringBuilder(" It was held by backend ").append(lock.backendPid())
+                .append(" when this check ran; PostgreSQL does not record when a lock was granted, so it was taken"
+                        + " at some time before, by any transaction that ran on that backend (a function, trigger or DO"
+                        + " block of this application hides the call from its SQL).");
+        if (recent != null) {
+            List<String> last = recent.describe(settings);
+            if (!last.isEmpty()) {
+                sb.append(" This connection's last ").append(last.size()).append(" statement(s) before the check: ")
+                        .append(String.join(" | ", last)).append('.');
+            }
+        }
+        return sb.toString();
     }
 
     private static String times(HeldLock lock) {

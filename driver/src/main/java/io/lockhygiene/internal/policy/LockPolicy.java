@@ -50,6 +50,16 @@ public final class LockPolicy {
      */
     public static Plan plan(ScanResult scan, Shape shape, String unsupported, Situation where, Settings.Mode mode,
                             Settings.LeakCheck leakCheck) {
+        return plan(scan, shape, unsupported, where, mode, leakCheck, false);
+    }
+
+    /**
+     * @param sampled the leak check sample took this autocommit statement's end (and the statement is one
+     *                that may run inside a transaction block): under transaction pooling it is wrapped so that
+     *                its COMMIT carries the check, as with leakCheck=always
+     */
+    public static Plan plan(ScanResult scan, Shape shape, String unsupported, Situation where, Settings.Mode mode,
+                            Settings.LeakCheck leakCheck, boolean sampled) {
         if (mode == Settings.Mode.OFF) {
             return Plan.PASS;
         }
@@ -57,7 +67,7 @@ public final class LockPolicy {
         if (scan.calls().isEmpty()) {
             // leakCheck=always: under transaction pooling every autocommit statement ends a transaction whose
             // server must be checked
-            return leakCheck == Settings.LeakCheck.ALWAYS && wraps(where, scan) ? Plan.PASS_WRAPPED : Plan.PASS;
+            return (leakCheck == Settings.LeakCheck.ALWAYS || sampled) && wraps(where, scan) ? Plan.PASS_WRAPPED : Plan.PASS;
         }
         if (where.status() == Situation.TransactionStatus.FAILED) {
             return Plan.PASS; // PostgreSQL answers 25P02 to anything but the transaction's end: nothing of ours
@@ -124,10 +134,18 @@ public final class LockPolicy {
      * The check at the end: whether the leak check runs at {@code at}. Under transaction pooling it runs at
      * every transaction end, on the server that held the transaction (between transactions no server is the
      * connection's); under session pooling or direct it runs at the return, where the session ends for the
-     * application. {@code tracked}: the SQL of this transaction or session called session-level functions.
+     * application. {@code tracked}: the SQL of this transaction or session called session-level functions;
+     * {@code sampled}: the leak check sample took this transaction end (only transaction ends are sampled:
+     * there the check rides in the end's own round trip, at a return it would be a round trip of its own).
      */
     public static boolean checkDue(CheckPoint at, Settings.LeakCheck leakCheck, boolean tracked, boolean transactionPooling) {
-        if (leakCheck == Settings.LeakCheck.NEVER || (leakCheck == Settings.LeakCheck.TRACKED && !tracked)) {
+        return checkDue(at, leakCheck, tracked, transactionPooling, false);
+    }
+
+    public static boolean checkDue(CheckPoint at, Settings.LeakCheck leakCheck, boolean tracked, boolean transactionPooling,
+                                   boolean sampled) {
+        boolean sampledEnd = sampled && at == CheckPoint.TRANSACTION_END;
+        if (leakCheck == Settings.LeakCheck.NEVER || (leakCheck == Settings.LeakCheck.TRACKED && !tracked && !sampledEnd)) {
             return false;
         }
         return at == CheckPoint.TRANSACTION_END ? transactionPooling : !transactionPooling;

@@ -40,7 +40,28 @@ public final class SettingsReader {
                 parse(Settings.LogSql.class, Setting.LOG_SQL, connectionKeys, system, env),
                 parseMillis(Setting.LOCK_TIMEOUT, connectionKeys, system, env),
                 parse(Settings.SkipLocked.class, Setting.SKIP_LOCKED, connectionKeys, system, env),
-                holderUrl(connectionKeys, system, env));
+                holderUrl(connectionKeys, system, env),
+                sampleRate(connectionKeys, system, env));
+    }
+
+    /** "0.01", "1%", "0" (off), "1" (every transaction end). */
+    private static double sampleRate(Map<String, String> connectionKeys, Properties system, Function<String, String> env) {
+        String[] found = lookup(Setting.LEAK_CHECK_SAMPLE, connectionKeys, system, env);
+        if (found == null) {
+            return Settings.DEFAULT_LEAK_CHECK_SAMPLE;
+        }
+        String v = found[0].trim();
+        try {
+            double rate = v.endsWith("%") ? Double.parseDouble(v.substring(0, v.length() - 1).trim()) / 100
+                    : Double.parseDouble(v);
+            if (rate >= 0 && rate <= 1) {
+                return rate;
+            }
+        } catch (NumberFormatException bad) {
+            // said below
+        }
+        throw new IllegalArgumentException("Bad value '" + found[0] + "' for " + Setting.LEAK_CHECK_SAMPLE.key()
+                + " (from " + found[1] + "); allowed: a share from 0 to 1 (0.01) or a percentage (1%); 0 turns it off");
     }
 
     /** auto, pooler, or a pgjdbc URL ({@code jdbc:lockhygiene:postgresql:} is taken as its pgjdbc URL). */

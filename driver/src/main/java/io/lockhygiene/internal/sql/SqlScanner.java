@@ -56,6 +56,60 @@ public final class SqlScanner {
         return true;
     }
 
+    /**
+     * True when the text is one statement that may run inside a transaction block as it would alone:
+     * SELECT, INSERT, UPDATE, DELETE, MERGE, WITH, VALUES, TABLE (not VACUUM, CREATE INDEX CONCURRENTLY,
+     * CALL, transaction control or anything else a BEGIN would change or break), with no semicolon but a
+     * trailing one (a semicolon in a literal only makes this say false: the text is then left alone). The
+     * leak check sample wraps only such autocommit statements. A short scan of the text's start.
+     */
+    public static boolean runsInTransactionBlockAsAlone(String sql) {
+        if (sql == null) {
+            return false;
+        }
+        int n = sql.length();
+        int i = 0;
+        while (i < n) {
+            char c = sql.charAt(i);
+            if (Character.isWhitespace(c) || c == '(') {
+                i++;
+            } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
+                int eol = sql.indexOf('\n', i);
+                i = eol < 0 ? n : eol + 1;
+            } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
+                int end = sql.indexOf("*/", i + 2);
+                if (end < 0 || sql.indexOf("/*", i + 2) >= 0 && sql.indexOf("/*", i + 2) < end) {
+                    return false; // unterminated or nested: not worth reading
+                }
+                i = end + 2;
+            } else {
+                break;
+            }
+        }
+        int start = i;
+        while (i < n && Character.isLetter(sql.charAt(i))) {
+            i++;
+        }
+        String word = sql.substring(start, i).toLowerCase(java.util.Locale.ROOT);
+        switch (word) {
+            case "select": case "insert": case "update": case "delete": case "merge": case "with": case "values":
+            case "table":
+                break;
+            default:
+                return false;
+        }
+        int semi = sql.indexOf(';', i);
+        if (semi < 0) {
+            return true;
+        }
+        for (int k = semi + 1; k < n; k++) {
+            if (!Character.isWhitespace(sql.charAt(k))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** The full lexical scan. Never throws for any non-null input; null and "" give NOTHING. */
     public static ScanResult scan(String sql) {
         if (sql == null || sql.isEmpty()) {

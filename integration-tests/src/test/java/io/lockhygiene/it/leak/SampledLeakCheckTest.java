@@ -1,0 +1,160 @@
+package io.lockhygiene.it.leak;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import io.lockhygiene.LockHygiene;
+import io.lockhygiene.events.EventType;
+import io.lockhygiene.events.LockHygieneEvent;
+import io.lockhygiene.events.LockHygieneListener;
+import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.bed.TestBedExtension;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The leak no SQL shows: a PL/pgSQL function takes a session lock and never releases it, called once among
+ * ordinary traffic (four connections, autocommit statements and explicit transactions) through the bed's
+ * transaction-mode PgBouncer (three servers). With the sampled check the lock is found and released after a
+ * number of transactions of the order of servers / rate; with tracked alone (the control, sample 0) it is
+ * never found, because no statement the driver saw called an advisory function.
+ */
+@ExtendWith(TestBedExtension.class)
+class SampledLeakCheckTest {
+    private static final long KEY = 998_501;
+    private static final int WORKERS = 4;
+    private final TestBed bed = TestBed.shared();
+
+    @BeforeAll
+    static void function() throws SQLException {
+        try (Connection c = TestBed.shared().connect(Route.DIRECT); Statement s = c.createStatement()) {
+            s.execute("CREATE OR REPLACE FUNCTION lh_job_with_hidden_lock(k bigint) RETURNS void LANGUAGE plpgsql"
+                    + " AS $$ BEGIN PERFORM pg_advisory_lock(k); END $$");
+        }
+    }
+
+    /** Transactions run after the leaking call until the leak was reported, or -1 when it never was. */
+    private record Run(long transactions, long millis, String message) {
+    }
+
+    private Run leakThenTraffic(String sample, long maxTransactions) throws Exception {
+        AtomicBoolean found = new AtomicBoolean();
+        List<String> messages = Collections.synchronizedList(new ArrayList<>());
+        LockHygieneListener listener = (LockHygieneEvent e) -> {
+            if (e.type() == EventType.INHERITED_RELEASED && String.valueOf(KEY).equals(e.key())) {
+                messages.add(e.message());
+                found.set(true);
+            }
+        };
+        LockHygiene.addListener(listener);
+        ExecutorService pool = Executors.newFixedThreadPool(WORKERS);
+        try {
+            List<Connection> cs = new ArrayList<>();
+            for (int i = 0; i < WORKERS; i++) {
+                cs.add(bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.leakCheckSample=" + sample));
+            }
+            try (Statement s = cs.get(0).createStatement()) {
+                s.execute("SELECT lh_job_with_hidden_lock(" + KEY + ")"); // the hidden session lock
+            }
+            assertTrue(found.get() || !bed.admin().holdersOf(KEY).isEmpty(), "the function took the lock");
+            AtomicLong transactions = new AtomicLong();
+            long[] perWorker = new long[WORKERS];
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<?>> done = new ArrayList<>();
+            long t0 = System.nanoTime();
+            for (int w = 0; w < WORKERS; w++) {
+                int me = w;
+                Connection c = cs.get(w);
+                done.add(pool.submit(() -> {
+                    start.await();
+                    try (Statement s = c.createStatement()) {
+                        while (!found.get() && transactions.get() < maxTransactions) {
+                            if ((perWorker[me] & 3) == 3) { // one in four: an explicit transaction
+                                c.setAutoCommit(false);
+                                s.execute("SELECT 1");
+                                s.execute("SELECT 2");
+                                c.commit();
+                                c.setAutoCommit(true);
+                            } else {
+                                s.execute("SELECT 1");
+                            }
+                            perWorker[me]++;
+                            transactions.incrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            start.countDown();
+            for (Future<?> f : done) {
+                f.get(120, TimeUnit.SECONDS);
+            }
+            long millis = (System.nanoTime() - t0) / 1_000_000;
+            for (int w = 0; w < WORKERS; w++) {
+                assertTrue(perWorker[w] > 0 || found.get(), "worker " + w + " ran");
+            }
+            for (Connection c : cs) {
+                c.close();
+            }
+            return new Run(found.get() ? transactions.get() : -1, millis, messages.isEmpty() ? null : messages.get(0));
+        } finally {
+            pool.shutdownNow();
+            LockHygiene.removeListener(listener);
+        }
+    }
+
+    @Test
+    void aHiddenLeakIsFoundAndReleasedAtTwoRates() throws Exception {
+        for (String rate : List.of("0.01", "0.1")) {
+            double r = Double.parseDouble(rate);
+            long expected = Math.round(3 / r); // three servers: each sampled end checks one of them
+            List<Long> counts = new ArrayList<>();
+            List<Long> times = new ArrayList<>();
+            for (int run = 0; run < 10; run++) {
+                Run result = leakThenTraffic(rate, 40 * expected);
+                assertTrue(result.transactions() >= 0, "rate " + rate + ", run " + run + ": not found in " + 40 * expected
+                        + " transactions");
+                assertEquals(List.of(), bed.admin().holdersOf(KEY), "released on the server");
+                assertTrue(result.message().contains("found by a sampled check")
+                        && result.message().contains("statement(s) before the check")
+                        && result.message().contains("does not record when a lock was granted"), result.message());
+                counts.add(result.transactions());
+                times.add(result.millis());
+            }
+            Collections.sort(counts);
+            Collections.sort(times);
+            System.out.printf("SAMPLED leakCheckSample=%s: transactions until found over %d runs: median %d, worst %d"
+                            + " (servers/rate = %d); time: median %d ms, worst %d ms%n", rate, counts.size(),
+                    counts.get(counts.size() / 2), counts.get(counts.size() - 1), expected, times.get(times.size() / 2),
+                    times.get(times.size() - 1));
+        }
+    }
+
+    @Test
+    void controlTrackedAloneNeverFindsIt() throws Exception {
+        try {
+            Run result = leakThenTraffic("0", 3_000);
+            assertEquals(-1, result.transactions(), "tracked alone found it: " + result.message());
+            assertEquals(1, bed.admin().holdersOf(KEY).size(), "after 3,000 transactions the lock is still held");
+        } finally {
+            bed.admin().terminateHoldersOf(KEY);
+        }
+    }
+}
