@@ -21,6 +21,7 @@ import io.lockhygiene.internal.leak.CallSite;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.internal.leak.UnlockWatch;
+import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
@@ -70,8 +71,11 @@ public final class ConnectionGuard {
     private String lastUnflagged;
     /** Autocommit statements' ends sampled for the leak check (null when not sampling). */
     private final LeakCheckSample autocommitSample;
-    /** The hot path took this statement for the sample: its plan wraps it and its COMMIT carries the check. */
-    private boolean sampleThis;
+    /**
+     * The text the hot path took for the sample: its plan wraps it and its COMMIT carries the check. Tied to
+     * the text (identity), so a turn taken by addBatch, which never runs a plan, cannot fall on another one.
+     */
+    private String sampledText;
     private final RecentStatements recent = new RecentStatements();
 
     /**
@@ -131,10 +135,17 @@ public final class ConnectionGuard {
      * The sample's turn came on this statement: take it when it ends a transaction of its own (autocommit)
      * under transaction pooling and may run inside one; otherwise the turn passes (the next gap is drawn).
      */
-    private boolean takeForSample(String sql) throws SQLException {
-        if (raw.getAutoCommit() && pooler.transactionPooling() && SqlScanner.runsInTransactionBlockAsAlone(sql)) {
-            sampleThis = true;
-            return true;
+    private boolean takeForSample(String sql) {
+        try {
+            // the first turn of a connection that never met an advisory call asks whether a pooler is in
+            // between (one SELECT pg_backend_pid() per connection, as the first lock call would)
+            if (raw.getAutoCommit() && SqlScanner.runsInTransactionBlockAsAlone(sql) && pooler.transactionPooling()) {
+                sampledText = sql;
+                return true;
+            }
+        } catch (SQLException | RuntimeException e) {
+            // the sample is ours: the application's statement runs as it would, unsampled
+            Log.debug("LockHygiene: {} skipped a sampled leak check: {}", id, e.toString());
         }
         return false;
     }
@@ -241,8 +252,8 @@ public final class ConnectionGuard {
      */
     public <R> R run(StatementPlan plan, Binds binds, Face face, Face.Runner<R> runner) throws SQLException {
         Statement app = face.app();
-        boolean sampled = sampleThis;
-        sampleThis = false;
+        boolean sampled = sampledText != null && (sampledText == plan.original || sampledText == plan.sent);
+        sampledText = null;
         if (off || (plan.unflagged() && !sampled && !watchesEveryStatement())) {
             return runner.run(app, plan.sent); // nothing to plan (a word in a comment matched): as the fast path
         }

@@ -157,4 +157,35 @@ class SampledLeakCheckTest {
             bed.admin().terminateHoldersOf(KEY);
         }
     }
+
+    /**
+     * With every end sampled, statements that cannot run inside a transaction block still run as they would
+     * alone (the sample never wraps them), also right after a batch whose addBatch took a sample's turn. The
+     * control: the same VACUUM inside a transaction block, as wrapping would send it, fails.
+     */
+    @Test
+    void theSampleNeverWrapsWhatCannotRunInATransactionBlock() throws Exception {
+        try (Connection admin = bed.connect(Route.DIRECT); Statement s = admin.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS lh_sample_t (id int PRIMARY KEY, n int)");
+            s.execute("INSERT INTO lh_sample_t VALUES (1, 0) ON CONFLICT DO NOTHING");
+        }
+        try (Connection c = bed.connect(Route.TRANSACTION_POOL); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            SQLException e = org.junit.jupiter.api.Assertions.assertThrows(SQLException.class, () -> s.execute("VACUUM lh_sample_t"));
+            assertEquals("25001", e.getSQLState(), "control: VACUUM cannot run inside a transaction block");
+            c.rollback();
+        }
+        try (Connection c = bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.leakCheckSample=1");
+             Statement s = c.createStatement()) {
+            s.addBatch("UPDATE lh_sample_t SET n = n + 1 WHERE id = 1");
+            s.addBatch("UPDATE lh_sample_t SET n = n + 1 WHERE id = 1");
+            assertEquals(2, s.executeBatch().length);
+            s.execute("VACUUM lh_sample_t");
+            s.execute("CREATE INDEX CONCURRENTLY IF NOT EXISTS lh_sample_t_n ON lh_sample_t (n)");
+            s.execute("DROP INDEX CONCURRENTLY lh_sample_t_n");
+            try (java.sql.ResultSet rs = s.executeQuery("SELECT n FROM lh_sample_t WHERE id = 1")) {
+                assertTrue(rs.next() && rs.getInt(1) >= 2);
+            }
+        }
+    }
 }
