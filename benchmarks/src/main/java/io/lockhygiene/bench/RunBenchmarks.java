@@ -150,10 +150,11 @@ public final class RunBenchmarks {
         List<Client> clients = leakCheckOnly
                 ? List.of(Client.plain(),
                         Client.lockHygiene("detect, tracked, no sample", "lockhygiene.leakCheckSample=0"),
-                        Client.lockHygiene("detect, tracked + sample 0.01 (default)"),
+                        Client.lockHygiene("detect, tracked + sample 0.005 (default)"),
+                        Client.lockHygiene("detect, tracked + sample 0.01", "lockhygiene.leakCheckSample=0.01"),
                         Client.lockHygiene("detect, leakCheck=always", "lockhygiene.leakCheck=always"))
                 : List.of(Client.plain(),
-                Client.lockHygiene("detect, tracked + sample 0.01 (default)"),
+                Client.lockHygiene("detect, tracked + sample 0.005 (default)"),
                 Client.lockHygiene("detect, leakCheck=always", "lockhygiene.leakCheck=always"),
                 Client.lockHygiene("emulate", "lockhygiene.mode=emulate"));
         MD.append("## 2. End to end: small transactions (SELECT + UPDATE + COMMIT), interleaved A/B, ")

@@ -10,7 +10,7 @@ public enum Setting {
             "How the server is reached; auto treats any pooler as transaction pooling"),
     LEAK_CHECK("lockhygiene.leakCheck", "tracked", "tracked|always|never",
             "When to look for leaked session locks: after statements that touched them, always, or never"),
-    LEAK_CHECK_SAMPLE("lockhygiene.leakCheckSample", "0.01", "0..1|<n>%",
+    LEAK_CHECK_SAMPLE("lockhygiene.leakCheckSample", "0.005", "0..1|<n>%",
             "With leakCheck=tracked under transaction pooling: the share of the other transaction ends that are"
                     + " checked too (riding in their COMMIT), to find session locks taken where no SQL shows them"
                     + " (PL/pgSQL, triggers, DO blocks); 0 turns it off"),

@@ -36,8 +36,8 @@ public final class Settings {
     /** Characters of SQL kept in logs and events with {@code logSql=truncate}. */
     public static final int TRUNCATE_AT = 200;
 
-    /** {@code lockhygiene.leakCheckSample}'s default: one transaction end in a hundred (see README for the arithmetic). */
-    public static final double DEFAULT_LEAK_CHECK_SAMPLE = 0.01;
+    /** {@code lockhygiene.leakCheckSample}'s default: one transaction end in two hundred (see README for the arithmetic). */
+    public static final double DEFAULT_LEAK_CHECK_SAMPLE = 0.005;
 
     public static final Settings DEFAULTS = new Settings(Mode.DETECT, PoolMode.AUTO, LeakCheck.TRACKED, LogSql.TRUNCATE, 0,
             SkipLocked.WARN);

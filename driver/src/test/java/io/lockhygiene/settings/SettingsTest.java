@@ -65,7 +65,7 @@ class SettingsTest {
 
     @Test
     void leakCheckSampleTakesAShareOrAPercentage() {
-        assertEquals(0.01, SettingsReader.read(Map.of(), new Properties(), k -> null).leakCheckSample());
+        assertEquals(0.005, SettingsReader.read(Map.of(), new Properties(), k -> null).leakCheckSample());
         assertEquals(0.05, SettingsReader.read(Map.of("lockhygiene.leakCheckSample", "5%"), new Properties(), k -> null)
                 .leakCheckSample(), 1e-12);
         assertEquals(0.0, SettingsReader.read(Map.of(), new Properties(),

@@ -29,7 +29,7 @@ public class LockHygieneProperties {
     private Settings.LeakCheck leakCheck;
     /**
      * With leak-check=tracked under transaction pooling: the share of the other transaction ends checked too
-     * (0.01 by default; 0 turns it off), to find session locks taken in PL/pgSQL, triggers or DO blocks.
+     * (0.005 by default; 0 turns it off), to find session locks taken in PL/pgSQL, triggers or DO blocks.
      */
     private Double leakCheckSample;
     /** SQL in logs: truncate, full, or none (SQL can hold personal data). */

@@ -46,7 +46,7 @@ class LeakCheckSampleTest {
                 Settings.LogSql.TRUNCATE);
         assertNull(LeakCheckSample.of(off));
         assertTrue(LeakCheckSample.of(Settings.DEFAULTS) != null, "on by default");
-        assertEquals(0.01, Settings.DEFAULTS.leakCheckSample());
+        assertEquals(0.005, Settings.DEFAULTS.leakCheckSample());
     }
 
     @Test
