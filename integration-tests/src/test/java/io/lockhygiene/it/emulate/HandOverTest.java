@@ -89,12 +89,22 @@ class HandOverTest {
 
     @Test
     void anotherOwnerNeverGetsAKeyOnItsWayToTheHolder() throws Exception {
-        int plain = stolenWhileHeld(() -> connect(false), 997_001, 40);
-        System.out.println("[hand-over] plain pgjdbc: the key was taken while held " + plain + " times in 40 rounds");
-        assertTrue(plain > 0, "control: through the pooler plain pgjdbc loses exclusion");
-        for (var l : bed.admin().heldAdvisoryLocks()) {
-            bed.admin().terminateHoldersOf(l.key());
+        // The control's steals depend on which server the pooler hands each client: up to three batches of 40
+        // rounds, and the plain clients' leaked locks are cleared whatever happens (they would fail later tests).
+        int plain = 0;
+        int rounds = 0;
+        for (int batch = 0; batch < 3 && plain == 0; batch++) {
+            try {
+                plain += stolenWhileHeld(() -> connect(false), 997_001, 40);
+                rounds += 40;
+            } finally {
+                for (var l : bed.admin().heldAdvisoryLocks()) {
+                    bed.admin().terminateHoldersOf(l.key());
+                }
+            }
         }
+        System.out.println("[hand-over] plain pgjdbc: the key was taken while held " + plain + " times in " + rounds + " rounds");
+        assertTrue(plain > 0, "control: through the pooler plain pgjdbc loses exclusion");
         int emulate = stolenWhileHeld(() -> connect(true), 997_002, 200);
         System.out.println("[hand-over] emulate: the key was taken while held " + emulate + " times in 200 rounds");
         assertEquals(0, emulate);
