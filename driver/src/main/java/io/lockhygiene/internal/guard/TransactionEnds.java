@@ -249,14 +249,20 @@ final class TransactionEnds {
             if (off || raw.isClosed()) {
                 return;
             }
-            if (!LockPolicy.checkDue(LockPolicy.CheckPoint.RETURN, settings.leakCheck(), !calls.isEmpty(),
-                    pooler.transactionPooling())) {
-                calls.clear(); // under transaction pooling: checked at every transaction end instead
+            if (pooler.transactionPooling()) {
+                // checked at every transaction end instead; the calls are left alone: a close() racing a
+                // statement on another thread must not empty them under a transaction that is about to end
+                // and be checked (it would then end unchecked and leave its lock on the pooled server)
+                return;
+            }
+            if (!LockPolicy.checkDue(LockPolicy.CheckPoint.RETURN, settings.leakCheck(), !calls.isEmpty(), false)) {
+                calls.clear();
                 return;
             }
             if (Pgjdbc.inTransaction(raw)) {
                 Log.debug("LockHygiene: {} returned inside an open transaction; its locks cannot be told apart from"
                         + " transaction-level ones, so the return check is skipped", id);
+                calls.clear();
                 return;
             }
             List<HeldLock> held;
@@ -264,9 +270,9 @@ final class TransactionEnds {
                 held = LeakReporter.readHeldLocks(s, s.execute(PgLocks.atReturn(raw.getAutoCommit())));
             }
             reporter.report(held, calls, "when the connection was returned (checked at the return)", recent);
+            calls.clear();
         } catch (SQLException | RuntimeException e) {
             reporter.checkFailed("at return", e);
-        } finally {
             calls.clear();
         }
     }
