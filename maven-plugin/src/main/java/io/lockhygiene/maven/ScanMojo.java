@@ -72,13 +72,15 @@ public final class ScanMojo extends AbstractMojo {
         boolean notesFail = parseFailOn(failOn);
         List<Path> roots = new ArrayList<>();
         if (directories == null || directories.isEmpty()) {
-            roots.add(basedir.toPath().resolve("src"));
+            Path src = basedir.toPath().resolve("src");
+            if (Files.exists(src)) {
+                roots.add(src); // a project without src has nothing to scan; a named directory that is missing is an error
+            }
         } else {
             for (File d : directories) {
                 roots.add(d.toPath());
             }
         }
-        roots.removeIf(r -> !Files.exists(r) && (directories == null || directories.isEmpty()));
         SourceTreeScan.Result result = SourceTreeScan.scan(roots, basedir.toPath());
         result.skipped().forEach(s -> getLog().info("LockHygiene scan: " + s));
         if (!result.problems().isEmpty()) {

@@ -227,8 +227,8 @@ final class TransactionEnds {
         try (Statement s = raw.createStatement()) {
             // A failure here is the COMMIT's own (serialization, deferred constraint, lost connection):
             // exactly what the application's commit would have thrown, so it propagates as is.
-            held = LeakReporter.readHeldLocks(s, s.execute(PgLocks.atTransactionEnd(command, false)));
-            warnings = LeakReporter.withoutCountingWarnings(s.getWarnings());
+            held = LeakReporter.readHeldLocks(s, s.execute(PgLocks.atTransactionEnd(command)));
+            warnings = s.getWarnings(); // the end's own: our listing gives none
         } catch (SQLException | RuntimeException e) {
             calls.clear(); // the transaction is over either way
             emulation.transactionEnded();

@@ -31,11 +31,9 @@ public final class HeldLock {
         return count;
     }
 
-    /** One row of {@link PgLocks#LIST} or {@link PgLocks#LIST_AND_RELEASE} (count 1) or {@link PgLocks#COUNTED_LIST} (times released). */
+    /** One row of {@link PgLocks#LIST} or {@link PgLocks#LIST_AND_RELEASE} (pg_locks shows a stacked lock once: count 1). */
     public static HeldLock fromListing(java.sql.ResultSet row) throws java.sql.SQLException {
-        boolean counted = row.getMetaData().getColumnCount() >= 6 && "times".equals(row.getMetaData().getColumnLabel(6));
-        return new HeldLock(row.getLong(1), row.getLong(2), row.getInt(3), row.getString(4), row.getInt(5),
-                counted ? row.getInt(6) : 1);
+        return new HeldLock(row.getLong(1), row.getLong(2), row.getInt(3), row.getString(4), row.getInt(5), 1);
     }
 
     public boolean isBigintKey() {

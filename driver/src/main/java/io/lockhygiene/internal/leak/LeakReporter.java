@@ -2,7 +2,6 @@ package io.lockhygiene.internal.leak;
 
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
@@ -134,25 +133,5 @@ public final class LeakReporter {
                  Throwable stack) {
         Events.publish(new LockHygieneEvent(type, connectionId, function, key, mode,
                 sql == null ? null : settings.loggable(sql), message, stack));
-    }
-
-    /** The end's own warnings: those of our counting release (see {@link PgLocks#LIST}) are not the application's. */
-    public static SQLWarning withoutCountingWarnings(SQLWarning warnings) {
-        SQLWarning kept = null;
-        SQLWarning last = null;
-        for (SQLWarning w = warnings; w != null; w = w.getNextWarning()) {
-            String m = w.getMessage();
-            if (m != null && m.startsWith(PgLocks.COUNTING_WARNING)) {
-                continue;
-            }
-            SQLWarning copy = new SQLWarning(m, w.getSQLState(), w.getErrorCode());
-            if (kept == null) {
-                kept = copy;
-            } else {
-                last.setNextWarning(copy);
-            }
-            last = copy;
-        }
-        return kept;
     }
 }

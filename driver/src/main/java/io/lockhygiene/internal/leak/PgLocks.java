@@ -31,26 +31,6 @@ public final class PgLocks {
             + " FROM pg_catalog.pg_lock_status() l WHERE l.locktype = 'advisory' AND l.pid = pg_catalog.pg_backend_pid()"
             + " AND l.granted";
 
-    /**
-     * {@link #LIST} with each lock released as many times as it was taken, and that count (a sixth column):
-     * pg_locks shows one row per key and mode however often a session stacked it, and only unlocking until
-     * PostgreSQL says "you don't own a lock" tells how often (one WARNING per row, on our own statement).
-     * After COMMIT or ROLLBACK only session locks remain, so the counts are exact; inside a transaction an
-     * xact lock counts 0 (it cannot be unlocked) and stays. Planning its recursive subquery costs the server
-     * a few hundred microseconds, so it is sent only where the count matters: when emulate moves locks to
-     * its holder.
-     */
-    public static final String COUNTED_LIST = "SELECT l.classid, l.objid, l.objsubid, l.mode, pg_catalog.pg_backend_pid(),"
-            + " (WITH RECURSIVE u(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM u WHERE CASE"
-            + " WHEN l.objsubid = 1 AND l.mode = 'ExclusiveLock'"
-            + " THEN pg_catalog.pg_advisory_unlock((l.classid::bigint << 32) | l.objid::bigint)"
-            + " WHEN l.objsubid = 1 THEN pg_catalog.pg_advisory_unlock_shared((l.classid::bigint << 32) | l.objid::bigint)"
-            + " WHEN l.mode = 'ExclusiveLock' THEN pg_catalog.pg_advisory_unlock(l.classid::int, l.objid::int)"
-            + " ELSE pg_catalog.pg_advisory_unlock_shared(l.classid::int, l.objid::int) END) SELECT max(n) FROM u) AS times"
-            + " FROM pg_catalog.pg_lock_status() l WHERE l.locktype = 'advisory' AND l.pid = pg_catalog.pg_backend_pid()"
-            + " AND l.granted";
-    /** The WARNING each row of {@link #COUNTED_LIST} makes PostgreSQL give when its count runs out: ours, never the application's. */
-    public static final String COUNTING_WARNING = "you don't own a lock of type";
     /** Releases every session-level advisory lock of the backend (transaction-level ones stay). */
     public static final String RELEASE = "SELECT pg_catalog.pg_advisory_unlock_all()";
 
@@ -98,12 +78,9 @@ public final class PgLocks {
     private PgLocks() {
     }
 
-    /**
-     * {@code COMMIT; LIST_AND_RELEASE} (or ROLLBACK), or with {@link #COUNTED_LIST} when {@code counted}
-     * (which releases by counting; the RELEASE after it only makes sure).
-     */
-    public static String atTransactionEnd(String endCommand, boolean counted) {
-        return endCommand + "; " + (counted ? COUNTED_LIST + "; " + RELEASE : LIST_AND_RELEASE);
+    /** {@code COMMIT; LIST_AND_RELEASE} (or ROLLBACK, or the application's own end text). */
+    public static String atTransactionEnd(String endCommand) {
+        return endCommand + "; " + LIST_AND_RELEASE;
     }
 
     /** At return, outside a transaction: {@code LIST_AND_RELEASE}, plus COMMIT when autocommit is off. */

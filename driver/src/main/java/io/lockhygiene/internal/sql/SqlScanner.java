@@ -91,7 +91,8 @@ public final class SqlScanner {
                 i = eol < 0 ? n : eol + 1;
             } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
                 int end = sql.indexOf("*/", i + 2);
-                if (end < 0 || sql.indexOf("/*", i + 2) >= 0 && sql.indexOf("/*", i + 2) < end) {
+                int nested = sql.indexOf("/*", i + 2);
+                if (end < 0 || (nested >= 0 && nested < end)) {
                     return false; // unterminated or nested: not worth reading
                 }
                 i = end + 2;
