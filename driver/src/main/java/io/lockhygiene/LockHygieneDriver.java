@@ -14,6 +14,7 @@ import java.util.logging.Logger;
 
 import io.lockhygiene.internal.holder.HolderRoute;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
+import io.lockhygiene.internal.jdbc.RawConnect;
 import io.lockhygiene.internal.settings.ConnectionUrl;
 import io.lockhygiene.internal.settings.SettingsReader;
 import io.lockhygiene.settings.Setting;
@@ -26,9 +27,6 @@ import io.lockhygiene.settings.Settings;
  * DriverManager (the application's own pgjdbc, never a copy of ours).
  */
 public final class LockHygieneDriver implements Driver {
-
-    /** Set while this driver asks pgjdbc for a connection: the agent then leaves the wrapping to us. */
-    private static final ThreadLocal<Boolean> CONNECTING = new ThreadLocal<>();
 
     static {
         try {
@@ -53,11 +51,11 @@ public final class LockHygieneDriver implements Driver {
         Driver pgjdbc = pgjdbcFor(parsed.targetUrl());
         Properties pgProps = ConnectionUrl.withoutOurKeys(info);
         Connection raw;
-        CONNECTING.set(Boolean.TRUE);
+        Boolean mark = RawConnect.begin(); // the agent then leaves the wrapping to us
         try {
             raw = pgjdbc.connect(parsed.targetUrl(), pgProps);
         } finally {
-            CONNECTING.remove();
+            RawConnect.end(mark);
         }
         if (raw == null) {
             throw new SQLException("pgjdbc did not accept " + ConnectionUrl.redact(parsed.targetUrl()), "08001");
@@ -69,18 +67,13 @@ public final class LockHygieneDriver implements Driver {
         String endpoint = ConnectionUrl.redact(parsed.targetUrl()) + " (user " + pgProps.getProperty("user") + ")";
         return LockHygieneConnection.wrap(raw, settings, HolderRoute.ofUrl(endpoint, parsed.targetUrl(), pgProps, false,
                 (u, p) -> {
-                    CONNECTING.set(Boolean.TRUE); // a holder stays raw, also under the agent
+                    Boolean holderMark = RawConnect.begin(); // a holder stays raw, also under the agent
                     try {
                         return pgjdbcFor(u).connect(u, p);
                     } finally {
-                        CONNECTING.remove();
+                        RawConnect.end(holderMark);
                     }
                 }));
-    }
-
-    /** True while this thread is inside {@link #connect} asking pgjdbc (the agent's hook asks). */
-    public static boolean isConnecting() {
-        return CONNECTING.get() != null;
     }
 
     static Settings settings(ConnectionUrl parsed, Properties info) throws SQLException {

@@ -4,9 +4,9 @@ import java.sql.Connection;
 import java.sql.Driver;
 import java.util.Properties;
 
-import io.lockhygiene.LockHygieneDriver;
 import io.lockhygiene.internal.holder.HolderRoute;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
+import io.lockhygiene.internal.jdbc.RawConnect;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.settings.Settings;
 
@@ -17,8 +17,6 @@ import io.lockhygiene.settings.Settings;
  */
 public final class AgentHooks {
     private static volatile Settings settings;
-    /** Set while the agent opens a lock holder: that connection must stay raw. */
-    private static final ThreadLocal<Boolean> OPENING_HOLDER = new ThreadLocal<>();
 
     private AgentHooks() {
     }
@@ -31,8 +29,8 @@ public final class AgentHooks {
     public static Connection onConnect(Connection connection, Driver pgjdbc, String url, Properties info) {
         Settings s = settings;
         if (connection == null || s == null || io.lockhygiene.internal.policy.LockPolicy.off(s)
-                || OPENING_HOLDER.get() != null || LockHygieneDriver.isConnecting()) {
-            return connection; // not ours, or the jdbc:lockhygiene: driver is wrapping it (once)
+                || RawConnect.active()) {
+            return connection; // a lock holder's, or the jdbc:lockhygiene: driver is wrapping it (once)
         }
         try {
             if (connection.isWrapperFor(LockHygieneConnection.class)) {
@@ -40,14 +38,7 @@ public final class AgentHooks {
             }
             String endpoint = io.lockhygiene.internal.settings.ConnectionUrl.redact(url) + " (user "
                     + (info == null ? null : info.getProperty("user")) + ")";
-            HolderRoute holders = HolderRoute.ofUrl(endpoint, url, info, openedByPool(), (u, p) -> {
-                OPENING_HOLDER.set(Boolean.TRUE);
-                try {
-                    return pgjdbc.connect(u, p);
-                } finally {
-                    OPENING_HOLDER.remove();
-                }
-            });
+            HolderRoute holders = HolderRoute.ofUrl(endpoint, url, info, openedByPool(), new RawOpener(pgjdbc));
             Connection castable = PgConnectionSubclass.wrap(connection, s, holders);
             return castable != null ? castable : LockHygieneConnection.wrap(connection, s, holders);
         } catch (java.sql.SQLException e) {
@@ -70,8 +61,31 @@ public final class AgentHooks {
      * thread, so under emulate a lock belongs to the thread that took it, across borrows.
      */
     private static boolean openedByPool() {
-        return java.util.Arrays.stream(new Throwable().getStackTrace()).anyMatch(f ->
-                f.getClassName().startsWith("com.zaxxer.hikari.") || f.getClassName().startsWith("org.apache.commons.dbcp2."));
+        for (StackTraceElement f : new Throwable().getStackTrace()) { // a loop, not a stream: start-up cost
+            if (f.getClassName().startsWith("com.zaxxer.hikari.") || f.getClassName().startsWith("org.apache.commons.dbcp2.")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Opens the lock holder's connection through pgjdbc, left raw. A class, not a lambda: start-up cost. */
+    private static final class RawOpener implements HolderRoute.UrlOpener {
+        private final Driver pgjdbc;
+
+        RawOpener(Driver pgjdbc) {
+            this.pgjdbc = pgjdbc;
+        }
+
+        @Override
+        public Connection open(String url, Properties props) throws java.sql.SQLException {
+            Boolean mark = RawConnect.begin();
+            try {
+                return pgjdbc.connect(url, props);
+            } finally {
+                RawConnect.end(mark);
+            }
+        }
     }
 
     /** Enter of a pool's close() of a borrowed connection: the return event. */

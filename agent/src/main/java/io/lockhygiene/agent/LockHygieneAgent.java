@@ -43,7 +43,7 @@ public final class LockHygieneAgent {
             return;
         }
         AgentHooks.install(settings);
-        io.lockhygiene.internal.events.ProcessReports.installOnce(new java.util.function.Function<String, String>() {
+        io.lockhygiene.internal.events.ProcessReportsSwitch.installOnce(new java.util.function.Function<String, String>() {
             @Override
             public String apply(String key) { // not a lambda: see Env
                 return options.get(key);

@@ -4,11 +4,8 @@ import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.sql.Connection;
-
-import net.bytebuddy.jar.asm.ClassWriter;
-import net.bytebuddy.jar.asm.MethodVisitor;
-import net.bytebuddy.jar.asm.Opcodes;
-import net.bytebuddy.jar.asm.Type;
+import java.util.ArrayList;
+import java.util.List;
 
 import io.lockhygiene.internal.jdbc.GeneratedConnection;
 import io.lockhygiene.internal.holder.HolderRoute;
@@ -24,8 +21,7 @@ import io.lockhygiene.settings.Settings;
  */
 final class PgConnectionSubclass {
     private static final String NAME = "io/lockhygiene/agent/generated/LockHygienePGConnection";
-    private static final String SUPER = Type.getInternalName(GeneratedConnection.class);
-    private static final String CTOR = Type.getConstructorDescriptor(constructorOfSuper());
+    private static final Class<?>[] CTOR = {Connection.class, Settings.class, HolderRoute.class};
     /**
      * The generated subclass's constructor per PGConnection interface, kept with that interface (a
      * ClassValue): an application server's undeployed application takes its pgjdbc, and our subclass of
@@ -64,14 +60,6 @@ final class PgConnectionSubclass {
         }
     }
 
-    private static Constructor<?> constructorOfSuper() {
-        try {
-            return GeneratedConnection.class.getDeclaredConstructor(Connection.class, Settings.class, HolderRoute.class);
-        } catch (NoSuchMethodException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
     static Class<?> pgConnectionInterface(Class<?> type) {
         for (Class<?> c = type; c != null; c = c.getSuperclass()) {
             for (Class<?> i : c.getInterfaces()) {
@@ -98,28 +86,17 @@ final class PgConnectionSubclass {
     }
 
     private static Constructor<?> define(Class<?> pgInterface) {
-        ClassWriter cw = new ClassWriter(ClassWriter.COMPUTE_MAXS);
-        cw.visit(Opcodes.V11, Opcodes.ACC_PUBLIC | Opcodes.ACC_FINAL | Opcodes.ACC_SUPER, NAME, null, SUPER,
-                new String[] {Type.getInternalName(pgInterface)});
-        MethodVisitor init = cw.visitMethod(Opcodes.ACC_PUBLIC, "<init>", CTOR, null, null);
-        init.visitCode();
-        for (int slot = 0; slot <= 3; slot++) {
-            init.visitVarInsn(Opcodes.ALOAD, slot);
-        }
-        init.visitMethodInsn(Opcodes.INVOKESPECIAL, SUPER, "<init>", CTOR, false);
-        init.visitInsn(Opcodes.RETURN);
-        init.visitMaxs(0, 0);
-        init.visitEnd();
+        List<Method> forwards = new ArrayList<>();
         for (Method m : pgInterface.getMethods()) {
-            if (!Modifier.isAbstract(m.getModifiers()) || alreadyImplemented(m)) {
-                continue;
+            if (Modifier.isAbstract(m.getModifiers()) && !alreadyImplemented(m)) {
+                forwards.add(m);
             }
-            forward(cw, m);
         }
-        cw.visitEnd();
+        byte[] bytes = ForwardingClass.write(NAME, ForwardingClass.internalName(GeneratedConnection.class), CTOR,
+                "pgDelegate", pgInterface, forwards);
         try {
-            Class<?> type = new Bridge(pgInterface.getClassLoader()).define(NAME.replace('/', '.'), cw.toByteArray());
-            return type.getConstructor(Connection.class, Settings.class, HolderRoute.class);
+            Class<?> type = new Bridge(pgInterface.getClassLoader()).define(NAME.replace('/', '.'), bytes);
+            return type.getConstructor(CTOR);
         } catch (NoSuchMethodException e) {
             throw new IllegalStateException(e);
         }
@@ -133,30 +110,6 @@ final class PgConnectionSubclass {
         } catch (NoSuchMethodException e) {
             return false;
         }
-    }
-
-    /** {@code return ((PGConnection) pgDelegate()).m(args);} */
-    private static void forward(ClassWriter cw, Method m) {
-        String desc = Type.getMethodDescriptor(m);
-        String[] exceptions = new String[m.getExceptionTypes().length];
-        for (int i = 0; i < exceptions.length; i++) {
-            exceptions[i] = Type.getInternalName(m.getExceptionTypes()[i]);
-        }
-        MethodVisitor mv = cw.visitMethod(Opcodes.ACC_PUBLIC, m.getName(), desc, null, exceptions);
-        mv.visitCode();
-        mv.visitVarInsn(Opcodes.ALOAD, 0);
-        mv.visitMethodInsn(Opcodes.INVOKEVIRTUAL, SUPER, "pgDelegate", "()Ljava/sql/Connection;", false);
-        String owner = Type.getInternalName(m.getDeclaringClass());
-        mv.visitTypeInsn(Opcodes.CHECKCAST, owner);
-        int slot = 1;
-        for (Type arg : Type.getArgumentTypes(desc)) {
-            mv.visitVarInsn(arg.getOpcode(Opcodes.ILOAD), slot);
-            slot += arg.getSize();
-        }
-        mv.visitMethodInsn(Opcodes.INVOKEINTERFACE, owner, m.getName(), desc, true);
-        mv.visitInsn(Type.getReturnType(desc).getOpcode(Opcodes.IRETURN));
-        mv.visitMaxs(0, 0);
-        mv.visitEnd();
     }
 
     /** Below pgjdbc's loader; our own classes come from LockHygiene's loader when pgjdbc's cannot see them. */

@@ -2,17 +2,14 @@ package io.lockhygiene.agent;
 
 import java.lang.instrument.ClassFileTransformer;
 import java.security.ProtectionDomain;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import net.bytebuddy.jar.asm.ClassReader;
-import net.bytebuddy.jar.asm.ClassVisitor;
-import net.bytebuddy.jar.asm.ClassWriter;
-import net.bytebuddy.jar.asm.MethodVisitor;
-import net.bytebuddy.jar.asm.Opcodes;
-
 /**
- * Three narrow edits, made with the ASM that ByteBuddy carries (the AgentBuilder itself loads some 900
- * classes at start-up, over half a second; this loads a few dozen, and only when a target class loads):
+ * Three narrow edits:
  * <ul>
  *   <li>{@code org.postgresql.Driver.connect(String, Properties)}: every returned connection goes through
  *       {@link AgentHooks#onConnect} (DriverManager, PGSimpleDataSource and every pool that opens
@@ -21,14 +18,27 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       {@code PoolableConnection}: {@link AgentHooks#onPoolReturn} first (the return event).</li>
  * </ul>
  * Every other class is one string comparison. A class loader that cannot see our hooks is left alone.
+ * A class as it first loads (the -javaagent case) is edited by {@link MethodWrap}, a few hundred bytes of
+ * our own code; a class already loaded (attach) cannot gain a method, so {@link InsertHooks} inserts the
+ * calls into the method itself with the ASM that ByteBuddy carries, loaded only then. (ByteBuddy's
+ * AgentBuilder loads some 900 classes, over half a second; ASM's ~30 classes cost tens of milliseconds
+ * before a service's first query, which is why premain does without them.)
  */
 final class PgjdbcTransformer implements ClassFileTransformer {
     static final String DRIVER = "org/postgresql/Driver";
     static final String HIKARI = "com/zaxxer/hikari/pool/ProxyConnection";
     static final String DBCP2 = "org/apache/commons/dbcp2/PoolableConnection";
-    private static final String HOOKS = "io/lockhygiene/agent/AgentHooks";
-    private static final String CONNECT_DESC = "(Ljava/lang/String;Ljava/util/Properties;)Ljava/sql/Connection;";
+    static final String HOOKS = "io/lockhygiene/agent/AgentHooks";
+    static final String CONNECT_DESC = "(Ljava/lang/String;Ljava/util/Properties;)Ljava/sql/Connection;";
+    static final String ON_CONNECT_DESC =
+            "(Ljava/sql/Connection;Ljava/sql/Driver;Ljava/lang/String;Ljava/util/Properties;)Ljava/sql/Connection;";
     private final AtomicBoolean reported = new AtomicBoolean();
+    /**
+     * Classes edited by {@link MethodWrap} as they loaded, per class loader: retransformed later (by another
+     * agent, say) they must get the same edit, since a retransformation may not remove the added method.
+     * Guarded by itself; nothing inside but set operations.
+     */
+    private final Map<ClassLoader, Set<String>> wrapped = new WeakHashMap<>();
 
     static boolean isTarget(String internalName) {
         return DRIVER.equals(internalName) || HIKARI.equals(internalName) || DBCP2.equals(internalName);
@@ -45,29 +55,43 @@ final class PgjdbcTransformer implements ClassFileTransformer {
                 report(className, "its class loader cannot see io.lockhygiene.agent.AgentHooks");
                 return null;
             }
-            ClassReader reader = new ClassReader(bytes);
-            ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
             boolean driver = DRIVER.equals(className);
-            reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
-                @Override
-                public MethodVisitor visitMethod(int access, String name, String desc, String signature, String[] exceptions) {
-                    MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
-                    if ((access & Opcodes.ACC_ABSTRACT) != 0) {
-                        return mv;
-                    }
-                    if (driver && "connect".equals(name) && CONNECT_DESC.equals(desc)) {
-                        return new ConnectExit(mv);
-                    }
-                    if (!driver && "close".equals(name) && "()V".equals(desc)) {
-                        return new CloseEntry(mv);
-                    }
-                    return mv;
+            if (redefined == null || wrappedAtLoad(loader, className)) {
+                byte[] edited;
+                try {
+                    edited = driver
+                            ? MethodWrap.wrap(bytes, "connect", CONNECT_DESC, MethodWrap.RESULT_THROUGH_HOOK, HOOKS, "onConnect", ON_CONNECT_DESC)
+                            : MethodWrap.wrap(bytes, "close", "()V", MethodWrap.HOOK_FIRST, HOOKS, "onPoolReturn", "(Ljava/sql/Connection;)V");
+                } catch (IllegalArgumentException notUnderstood) {
+                    return redefined == null ? InsertHooks.edit(bytes, driver) : null; // ASM knows more class files
                 }
-            }, 0);
-            return writer.toByteArray();
+                if (edited != null && redefined == null) {
+                    rememberWrapped(loader, className);
+                }
+                return edited;
+            }
+            return InsertHooks.edit(bytes, driver); // attach: a loaded class cannot gain a method
         } catch (RuntimeException | LinkageError e) {
             report(className, e.toString());
             return null;
+        }
+    }
+
+    private boolean wrappedAtLoad(ClassLoader loader, String className) {
+        synchronized (wrapped) {
+            Set<String> names = wrapped.get(loader);
+            return names != null && names.contains(className);
+        }
+    }
+
+    private void rememberWrapped(ClassLoader loader, String className) {
+        synchronized (wrapped) {
+            Set<String> names = wrapped.get(loader);
+            if (names == null) {
+                names = new HashSet<>();
+                wrapped.put(loader, names);
+            }
+            names.add(className);
         }
     }
 
@@ -83,40 +107,6 @@ final class PgjdbcTransformer implements ClassFileTransformer {
         if (reported.compareAndSet(false, true)) {
             System.err.println("[lockhygiene agent] could not instrument " + className.replace('/', '.')
                     + "; the service runs unprotected there: " + why);
-        }
-    }
-
-    /** Before each ARETURN: connection = AgentHooks.onConnect(connection, this, url, info). */
-    private static final class ConnectExit extends MethodVisitor {
-        ConnectExit(MethodVisitor mv) {
-            super(Opcodes.ASM9, mv);
-        }
-
-        @Override
-        public void visitInsn(int opcode) {
-            if (opcode == Opcodes.ARETURN) {
-                super.visitVarInsn(Opcodes.ALOAD, 0);
-                super.visitVarInsn(Opcodes.ALOAD, 1);
-                super.visitVarInsn(Opcodes.ALOAD, 2);
-                super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "onConnect",
-                        "(Ljava/sql/Connection;Ljava/sql/Driver;Ljava/lang/String;Ljava/util/Properties;)Ljava/sql/Connection;",
-                        false);
-            }
-            super.visitInsn(opcode);
-        }
-    }
-
-    /** First thing in close(): AgentHooks.onPoolReturn(this). */
-    private static final class CloseEntry extends MethodVisitor {
-        CloseEntry(MethodVisitor mv) {
-            super(Opcodes.ASM9, mv);
-        }
-
-        @Override
-        public void visitCode() {
-            super.visitCode();
-            super.visitVarInsn(Opcodes.ALOAD, 0);
-            super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "onPoolReturn", "(Ljava/sql/Connection;)V", false);
         }
     }
 }

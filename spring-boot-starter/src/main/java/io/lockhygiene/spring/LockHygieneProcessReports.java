@@ -3,7 +3,7 @@ package io.lockhygiene.spring;
 import java.util.HashMap;
 import java.util.Map;
 
-import io.lockhygiene.internal.events.ProcessReports;
+import io.lockhygiene.internal.events.ProcessReportsSwitch;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.env.EnvironmentPostProcessor;
@@ -35,6 +35,6 @@ public class LockHygieneProcessReports implements EnvironmentPostProcessor {
         if (fail != null) {
             explicit.put("lockhygiene.failOnViolation", fail.toString());
         }
-        ProcessReports.installOnce(explicit::get);
+        ProcessReportsSwitch.installOnce(explicit::get);
     }
 }

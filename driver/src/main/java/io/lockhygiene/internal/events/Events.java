@@ -45,20 +45,38 @@ public final class Events {
         }
     }
 
+    /** How long after the first connection the MXBean is registered. */
+    static final long JMX_DELAY_MS = 1000;
+
     /**
-     * The process-wide parts, once per class loader: the report file and exit hook (ProcessReports), and
-     * the MXBean, registered off the caller's thread: starting the platform MBean server costs a few
-     * hundred milliseconds, which must not delay an application's first query. Failure (a second copy, a
+     * The process-wide parts, once per class loader: the report file and exit hook (ProcessReportsSwitch), and
+     * the MXBean, registered off the caller's thread and {@value #JMX_DELAY_MS} ms later: starting the
+     * platform MBean server costs tens of milliseconds of CPU (a few hundred on a slow machine), which must
+     * not compete with a service's first query and the rest of its start-up. Failure (a second copy, a
      * locked-down JVM) is DEBUG.
      */
     public static void installProcessWideOnce() {
         if (!JMX_REGISTERED.compareAndSet(false, true)) {
             return;
         }
-        ProcessReports.installOnce();
-        Thread t = new Thread(Events::registerMBean, "lockhygiene-jmx-registration");
+        ProcessReportsSwitch.installOnce();
+        Thread t = new Thread(new MBeanRegistration(), "lockhygiene-jmx-registration");
         t.setDaemon(true);
         t.start();
+    }
+
+    /** A class, not a lambda or method reference: a first connection would bootstrap one (start-up cost). */
+    private static final class MBeanRegistration implements Runnable {
+        @Override
+        public void run() {
+            try {
+                Thread.sleep(JMX_DELAY_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            registerMBean();
+        }
     }
 
     private static void registerMBean() {

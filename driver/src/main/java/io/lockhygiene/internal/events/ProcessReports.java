@@ -11,17 +11,14 @@ import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
 import java.util.EnumMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Function;
 
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.events.LockHygieneEvent;
 import io.lockhygiene.events.LockHygieneListener;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.util.JsonWriter;
-import io.lockhygiene.settings.Setting;
 
 /**
  * The JVM-wide outputs for CI, configured by system property, environment variable or agent option
@@ -37,7 +34,6 @@ import io.lockhygiene.settings.Setting;
 public final class ProcessReports implements LockHygieneListener {
     /** The exit status of a JVM with failOnViolation=true that saw a violation. */
     public static final int EXIT_STATUS = 3;
-    private static final AtomicBoolean INSTALLED = new AtomicBoolean();
 
     private final BufferedWriter report;
     /** Guards {@link #report}: one writer at a time, the file write inside (never a monitor, see onEvent). */
@@ -54,21 +50,11 @@ public final class ProcessReports implements LockHygieneListener {
         }
     }
 
-    /** From -D and the environment, at the first LockHygiene connection. */
-    public static void installOnce() {
-        installOnce(name -> null);
-    }
-
-    /** With the agent's options first. */
-    public static void installOnce(Function<String, String> explicit) {
-        if (!INSTALLED.compareAndSet(false, true)) {
-            return;
-        }
-        String path = lookup(Setting.REPORT, explicit);
-        boolean fail = Boolean.parseBoolean(lookup(Setting.FAIL_ON_VIOLATION, explicit));
-        if ((path == null || path.isEmpty()) && !fail) {
-            return;
-        }
+    /**
+     * Opens the report (when {@code path} is set) and registers the listener and the exit hook. Called once,
+     * by {@link ProcessReportsSwitch}, only when a report or failOnViolation is configured.
+     */
+    static void start(String path, boolean fail) {
         BufferedWriter writer = null;
         if (path != null && !path.isEmpty()) {
             try {
@@ -85,17 +71,6 @@ public final class ProcessReports implements LockHygieneListener {
         ProcessReports reports = new ProcessReports(writer, fail);
         Events.addListener(reports);
         Runtime.getRuntime().addShutdownHook(new Thread(reports::atExit, "lockhygiene-report-at-exit"));
-    }
-
-    private static String lookup(Setting s, Function<String, String> explicit) {
-        String v = explicit.apply(s.key());
-        if (v == null) {
-            v = System.getProperty(s.key());
-        }
-        if (v == null) {
-            v = System.getenv(s.envName());
-        }
-        return v;
     }
 
     static boolean isViolation(EventType t) {

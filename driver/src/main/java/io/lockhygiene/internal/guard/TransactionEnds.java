@@ -249,14 +249,16 @@ final class TransactionEnds {
             if (off || raw.isClosed()) {
                 return;
             }
+            if (!LockPolicy.checkDue(LockPolicy.CheckPoint.RETURN, settings.leakCheck(), !calls.isEmpty(), false)) {
+                // Nothing is due at a return under any pooling (a connection that met no advisory call, or
+                // leakCheck=never): returned without asking which pooling it is, a round trip for nothing.
+                // Recorded calls stay (bounded); the next check clears them.
+                return;
+            }
             if (pooler.transactionPooling()) {
                 // checked at every transaction end instead; the calls are left alone: a close() racing a
                 // statement on another thread must not empty them under a transaction that is about to end
                 // and be checked (it would then end unchecked and leave its lock on the pooled server)
-                return;
-            }
-            if (!LockPolicy.checkDue(LockPolicy.CheckPoint.RETURN, settings.leakCheck(), !calls.isEmpty(), false)) {
-                calls.clear();
                 return;
             }
             if (Pgjdbc.inTransaction(raw)) {

@@ -31,7 +31,15 @@ public final class LeakCheckSample {
         if (rate <= 0 || LockPolicy.off(settings) || settings.leakCheck() != io.lockhygiene.settings.Settings.LeakCheck.TRACKED) {
             return null;
         }
-        return new LeakCheckSample(rate, () -> ThreadLocalRandom.current().nextDouble());
+        return new LeakCheckSample(rate, new ThreadRandom());
+    }
+
+    /** A named class, not a lambda: the first connection of a service would bootstrap one (start-up cost). */
+    private static final class ThreadRandom implements java.util.function.DoubleSupplier {
+        @Override
+        public double getAsDouble() {
+            return ThreadLocalRandom.current().nextDouble();
+        }
     }
 
     /** Counts one end; true when this one is sampled (then the next gap is drawn). */

@@ -26,9 +26,10 @@ public final class AgentStartup {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 15;
         Path agent = Paths.get(System.getProperty("testbed.agentJar", "agent/target/lockhygiene-agent.jar")).toAbsolutePath();
         String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-        String cp = classPath().stream()
-                .filter(e -> !e.contains("lockhygiene-driver") && !e.contains("driver" + File.separator + "target"))
-                .collect(Collectors.joining(File.pathSeparator));
+        // The service's class path: this module's classes and its libraries, without any jar of ours (the agent,
+        // the CLI and the JUnit extension carry the core too; on the class path they would serve our classes
+        // ahead of the agent jar and measure another layout than a service's).
+        String cp = classPath().stream().filter(AgentStartup::notOurs).collect(Collectors.joining(File.pathSeparator));
         Path empty = EmptyAgent.writeJar(Files.createTempDirectory("lockhygiene-empty-agent"));
         try (TestBed bed = TestBed.start()) {
             List<Long> plainUp = new ArrayList<>();
@@ -57,6 +58,20 @@ public final class AgentStartup {
             row("JVM uptime at first query", median(plainUp), median(emptyUp), median(agentUp));
             row("wall time to first query", median(plainWall), median(emptyWall), median(agentWall));
         }
+    }
+
+    static boolean notOurs(String entry) {
+        String name = Paths.get(entry).getFileName().toString();
+        if (name.startsWith("lockhygiene-")) {
+            return false;
+        }
+        String sep = File.separator;
+        for (String module : new String[] {"driver", "agent", "cli", "junit", "spring-boot-starter", "maven-plugin", "forwarding-processor"}) {
+            if (entry.contains(sep + module + sep + "target")) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static void row(String name, long plain, long empty, long agent) {
