@@ -38,7 +38,8 @@ public final class AgentHooks {
             }
             String endpoint = io.lockhygiene.internal.settings.ConnectionUrl.redact(url) + " (user "
                     + (info == null ? null : info.getProperty("user")) + ")";
-            HolderRoute holders = HolderRoute.ofUrl(endpoint, url, info, openedByPool(), new RawOpener(pgjdbc));
+            HolderRoute holders = HolderRoute.ofUrl(endpoint, url, info,
+                    io.lockhygiene.internal.policy.LockPolicy.emulates(s) && openedByPool(), new RawOpener(pgjdbc));
             Connection castable = PgConnectionSubclass.wrap(connection, s, holders);
             return castable != null ? castable : LockHygieneConnection.wrap(connection, s, holders);
         } catch (java.sql.SQLException e) {
@@ -58,7 +59,8 @@ public final class AgentHooks {
 
     /**
      * True when a connection pool (HikariCP, DBCP2) is opening this connection: it will be lent to any
-     * thread, so under emulate a lock belongs to the thread that took it, across borrows.
+     * thread, so under emulate a lock belongs to the thread that took it, across borrows. Asked under
+     * emulate only (the stack trace costs a first connection a millisecond or two).
      */
     private static boolean openedByPool() {
         for (StackTraceElement f : new Throwable().getStackTrace()) { // a loop, not a stream: start-up cost

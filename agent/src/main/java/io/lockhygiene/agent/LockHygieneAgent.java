@@ -51,7 +51,11 @@ public final class LockHygieneAgent {
         });
         try {
             PgjdbcTransformer transformer = new PgjdbcTransformer();
-            inst.addTransformer(transformer, true);
+            // At start-up, not retransformable: the JVM then keeps no copy of every class's bytes for
+            // retransformation (some 1,500 classes before a service's first query), and our edit stays part
+            // of the bytes another agent's retransformation starts from. Attached, we must retransform the
+            // classes already loaded ourselves.
+            inst.addTransformer(transformer, attached);
             if (attached) {
                 // A running service has loaded pgjdbc and its pool already: edit those classes now.
                 for (Class<?> loaded : inst.getAllLoadedClasses()) {

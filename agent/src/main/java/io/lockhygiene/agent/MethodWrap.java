@@ -41,7 +41,11 @@ final class MethodWrap {
      */
     static byte[] wrap(byte[] classFile, String name, String descriptor, int shape, String hookOwner, String hook,
                        String hookDescriptor) {
-        return new MethodWrap(classFile).edit(name, descriptor, shape, hookOwner, hook, hookDescriptor);
+        try {
+            return new MethodWrap(classFile).edit(name, descriptor, shape, hookOwner, hook, hookDescriptor);
+        } catch (IndexOutOfBoundsException truncated) {
+            throw new IllegalArgumentException("not a complete class file", truncated);
+        }
     }
 
     private byte[] edit(String name, String descriptor, int shape, String hookOwner, String hook, String hookDescriptor) {

@@ -62,7 +62,8 @@ public final class ConnectionGuard {
     private final TransactionEnds ends;
     /** emulate's part of this connection (inert in other modes). */
     private final Emulation emulation;
-    private final SkipLockedCheck skipLocked;
+    /** Made at the first SKIP LOCKED statement (most connections never send one: a class less to load). */
+    private SkipLockedCheck skipLocked;
     private final StatementTally tally;
     /**
      * The last text that passed the prefilter: the same String again (a constant, an ORM's cached SQL) skips
@@ -90,7 +91,6 @@ public final class ConnectionGuard {
         this.off = LockPolicy.off(settings);
         this.alwaysCheck = LockPolicy.checksEveryTransaction(settings);
         this.reporter = new LeakReporter(id, settings);
-        this.skipLocked = new SkipLockedCheck(raw, settings, reporter);
         this.emulation = new Emulation(raw, settings, id, reporter, route, LockPolicy.emulates(settings));
         this.pooler = new PoolerDetection(raw, settings, id, emulation.threadOwners());
         this.recorder = new LockCallRecorder(settings, id, reporter, calls);
@@ -211,6 +211,9 @@ public final class ConnectionGuard {
             return StatementPlan.unflagged(sql);
         }
         if (scan.hasSkipLocked() && settings.skipLocked() != Settings.SkipLocked.OFF) {
+            if (skipLocked == null) {
+                skipLocked = new SkipLockedCheck(raw, settings, reporter); // a racing second one only asks again
+            }
             skipLocked.check(sql);
         }
         LockShape shape = emulation.on() && !scan.calls().isEmpty() ? ShapeCache.shape(sql) : null;

@@ -34,12 +34,12 @@ public final class SettingsReader {
             }
         }
         return new Settings(
-                parse(Settings.Mode.class, Setting.MODE, connectionKeys, system, env),
-                parse(Settings.PoolMode.class, Setting.POOL_MODE, connectionKeys, system, env),
-                parse(Settings.LeakCheck.class, Setting.LEAK_CHECK, connectionKeys, system, env),
-                parse(Settings.LogSql.class, Setting.LOG_SQL, connectionKeys, system, env),
+                parse(Settings.Mode.values(), Setting.MODE, connectionKeys, system, env),
+                parse(Settings.PoolMode.values(), Setting.POOL_MODE, connectionKeys, system, env),
+                parse(Settings.LeakCheck.values(), Setting.LEAK_CHECK, connectionKeys, system, env),
+                parse(Settings.LogSql.values(), Setting.LOG_SQL, connectionKeys, system, env),
                 parseMillis(Setting.LOCK_TIMEOUT, connectionKeys, system, env),
-                parse(Settings.SkipLocked.class, Setting.SKIP_LOCKED, connectionKeys, system, env),
+                parse(Settings.SkipLocked.values(), Setting.SKIP_LOCKED, connectionKeys, system, env),
                 holderUrl(connectionKeys, system, env),
                 sampleRate(connectionKeys, system, env));
     }
@@ -150,20 +150,21 @@ public final class SettingsReader {
         }
     }
 
-    private static <E extends Enum<E>> E parse(Class<E> type, Setting setting, Map<String, String> connectionKeys,
+    /** @param constants the enum's values() (not its Class: Enum.valueOf reflects, a cost at every start) */
+    private static <E extends Enum<E>> E parse(E[] constants, Setting setting, Map<String, String> connectionKeys,
                                                Properties system, Function<String, String> env) {
         String[] found = lookup(setting, connectionKeys, system, env);
-        if (found == null) {
-            return Enum.valueOf(type, setting.defaultValue().toUpperCase(Locale.ROOT));
-        }
-        String value = found[0];
-        String source = found[1];
+        String value = found == null ? setting.defaultValue() : found[0];
         String normal = value.trim().toUpperCase(Locale.ROOT);
-        for (E e : type.getEnumConstants()) {
+        for (E e : constants) {
             if (e.name().equals(normal)) {
                 return e;
             }
         }
+        if (found == null) {
+            throw new IllegalStateException("default " + value + " of " + setting.key() + " is not a value");
+        }
+        String source = found[1];
         throw new IllegalArgumentException("Bad value '" + value + "' for " + setting.key() + " (from " + source
                 + "); allowed: " + String.join(", ", setting.allowedValues()));
     }

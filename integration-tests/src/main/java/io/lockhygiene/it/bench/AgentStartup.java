@@ -19,11 +19,11 @@ import io.lockhygiene.it.bed.TestBed;
  * JVM's own uptime at that moment, and the wall time the parent sees), without and with
  * -javaagent:lockhygiene-agent.jar, and with an agent that does nothing (the JVM's own price of any agent),
  * interleaved. A benchmark, not a test: it prints figures.
- * Args: [ROUNDS] (default 15). Needs the agent jar built (mvn install).
+ * Args: [ROUNDS] (default 21). Needs the agent jar built (mvn install).
  */
 public final class AgentStartup {
     public static void main(String[] args) throws Exception {
-        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 15;
+        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 21;
         Path agent = Paths.get(System.getProperty("testbed.agentJar", "agent/target/lockhygiene-agent.jar")).toAbsolutePath();
         String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
         // The service's class path: this module's classes and its libraries, without any jar of ours (the agent,
@@ -31,33 +31,51 @@ public final class AgentStartup {
         // ahead of the agent jar and measure another layout than a service's).
         String cp = classPath().stream().filter(AgentStartup::notOurs).collect(Collectors.joining(File.pathSeparator));
         Path empty = EmptyAgent.writeJar(Files.createTempDirectory("lockhygiene-empty-agent"));
+        String[] arms = {null, empty.toString(), agent.toString()}; // plain, empty agent, ours
         try (TestBed bed = TestBed.start()) {
-            List<Long> plainUp = new ArrayList<>();
-            List<Long> emptyUp = new ArrayList<>();
-            List<Long> agentUp = new ArrayList<>();
-            List<Long> plainWall = new ArrayList<>();
-            List<Long> emptyWall = new ArrayList<>();
-            List<Long> agentWall = new ArrayList<>();
+            // per arm, per measure (uptime, wall, main thread's CPU), one value per round
+            List<List<List<Long>>> got = new ArrayList<>();
+            for (int arm = 0; arm < arms.length; arm++) {
+                got.add(List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>()));
+            }
             for (int i = 0; i < rounds + 2; i++) { // two warm-up rounds (file cache) are dropped
-                long[] a = run(java, null, cp, bed);
-                long[] e = run(java, empty.toString(), cp, bed);
-                long[] b = run(java, agent.toString(), cp, bed);
-                if (i >= 2) {
-                    plainUp.add(a[0]);
-                    plainWall.add(a[1]);
-                    emptyUp.add(e[0]);
-                    emptyWall.add(e[1]);
-                    agentUp.add(b[0]);
-                    agentWall.add(b[1]);
+                for (int k = 0; k < arms.length; k++) {
+                    int arm = (i + k) % arms.length; // the order turns each round: no arm always runs first
+                    long[] m = run(java, arms[arm], cp, bed);
+                    if (i >= 2) {
+                        for (int x = 0; x < m.length; x++) {
+                            got.get(arm).get(x).add(m[x]);
+                        }
+                    }
                 }
             }
-            System.out.printf("%nAgent start-up, %d rounds interleaved (plain, empty agent, ours), medians (JVM %s):%n",
+            System.out.printf("%nAgent start-up, %d rounds, the three arms in turning order, medians (JVM %s):%n",
                     rounds, System.getProperty("java.version"));
-            System.out.printf("| measure | plain pgjdbc | empty agent | with agent | added | ratio | added over the empty agent |%n"
-                    + "|---|---|---|---|---|---|---|%n");
-            row("JVM uptime at first query", median(plainUp), median(emptyUp), median(agentUp));
-            row("wall time to first query", median(plainWall), median(emptyWall), median(agentWall));
+            System.out.printf("| measure | plain pgjdbc | empty agent | with agent | added (paired) | ratio |"
+                    + " added over the empty agent (paired) |%n|---|---|---|---|---|---|---|%n");
+            String[] names = {"JVM uptime at first query", "wall time to first query", "main thread's CPU time by then"};
+            for (int x = 0; x < names.length; x++) {
+                row(names[x], got.get(0).get(x), got.get(1).get(x), got.get(2).get(x));
+            }
+            long added = pairedMedian(got.get(2).get(0), got.get(0).get(0));
+            double ratio = (double) median(got.get(2).get(0)) / median(got.get(0).get(0));
+            System.out.printf("%nGoal (at most +60 ms and a ratio of at most 1.20, JVM uptime): %s (+%d ms, %.2f)%n",
+                    added <= 60 && ratio <= 1.20 ? "met" : "not met", added, ratio);
         }
+    }
+
+    /** Medians per arm; "added" is the median of the per-round differences, steadier than a difference of medians. */
+    private static void row(String name, List<Long> plain, List<Long> empty, List<Long> agent) {
+        System.out.printf("| %s | %d ms | %d ms | %d ms | %d ms | %.2f | %d ms |%n", name, median(plain), median(empty),
+                median(agent), pairedMedian(agent, plain), (double) median(agent) / median(plain), pairedMedian(agent, empty));
+    }
+
+    private static long pairedMedian(List<Long> a, List<Long> b) {
+        List<Long> d = new ArrayList<>();
+        for (int i = 0; i < a.size(); i++) {
+            d.add(a.get(i) - b.get(i));
+        }
+        return median(d);
     }
 
     static boolean notOurs(String entry) {
@@ -74,11 +92,6 @@ public final class AgentStartup {
         return true;
     }
 
-    private static void row(String name, long plain, long empty, long agent) {
-        System.out.printf("| %s | %d ms | %d ms | %d ms | %d ms | %.2f | %d ms |%n", name, plain, empty, agent,
-                agent - plain, (double) agent / plain, agent - empty);
-    }
-
     private static long[] run(String java, String agent, String cp, TestBed bed) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(java));
         if (agent != null) {
@@ -91,9 +104,13 @@ public final class AgentStartup {
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         p.waitFor();
         long wall = (System.nanoTime() - t0) / 1_000_000;
-        String line = out.lines().filter(l -> l.startsWith("FIRST-QUERY-AT-UPTIME-MS")).findFirst()
-                .orElseThrow(() -> new IllegalStateException("no first query:\n" + out));
-        return new long[] {Long.parseLong(line.split(" ")[1]), wall};
+        return new long[] {value(out, "FIRST-QUERY-AT-UPTIME-MS"), wall, value(out, "MAIN-THREAD-CPU-MS")};
+    }
+
+    private static long value(String out, String key) {
+        String line = out.lines().filter(l -> l.startsWith(key + " ")).findFirst()
+                .orElseThrow(() -> new IllegalStateException("no " + key + " in:\n" + out));
+        return Long.parseLong(line.split(" ")[1]);
     }
 
     /** Our class path: the class loader's URLs under exec:java, java.class.path otherwise. */

@@ -160,6 +160,39 @@ class TransparencyTest {
         assertTrue(e.getMessage().contains("detect, rewrite, strict, emulate, off"), e.getMessage());
     }
 
+    /**
+     * A connection that never met an advisory call is closed without a statement of ours: the return check
+     * is not due, so it does not ask which pooling it is behind (that question, SELECT pg_backend_pid(), was
+     * once sent at every such close). The server counts what it ran (pg_stat_statements). The control: a
+     * connection that took a session lock is asked about, and the count moves.
+     */
+    @Test
+    void aConnectionThatMeetsNoAdvisoryCallIsClosedWithoutAStatementOfOurs() throws Exception {
+        try (Connection admin = bed.connect(Route.DIRECT); Statement a = admin.createStatement()) {
+            a.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+            long before = pidQuestions(a);
+            for (int i = 0; i < 3; i++) {
+                try (Connection c = lh(); Statement s = c.createStatement()) {
+                    s.execute("SELECT 1");
+                }
+            }
+            assertEquals(before, pidQuestions(a), "statements of ours at the close of untouched connections");
+            try (Connection c = lh(); Statement s = c.createStatement()) {
+                s.execute("SELECT pg_advisory_lock(950777)");
+                s.execute("SELECT pg_advisory_unlock(950777)");
+            }
+            assertTrue(pidQuestions(a) > before, "control: a connection that met a lock call is asked about");
+        }
+    }
+
+    private static long pidQuestions(Statement admin) throws SQLException {
+        try (ResultSet rs = admin.executeQuery("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements"
+                + " WHERE query = 'SELECT pg_catalog.pg_backend_pid()'")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
     @Test
     void countersAreOnJmx() throws Exception {
         try (Connection c = lh(); Statement s = c.createStatement()) {
