@@ -19,16 +19,41 @@ final class ForwardingClass {
     private ForwardingClass() {
     }
 
+    /** One interface method to forward: its name, descriptor, declaring interface and declared exceptions (internal names). */
+    static final class Forward {
+        final String name;
+        final String descriptor;
+        final String owner;
+        final List<String> exceptions;
+
+        Forward(String name, String descriptor, String owner, List<String> exceptions) {
+            this.name = name;
+            this.descriptor = descriptor;
+            this.owner = owner;
+            this.exceptions = exceptions;
+        }
+
+        /** From reflection (the fallback when the interface's class file cannot be read). */
+        static Forward of(Method m) {
+            List<String> exceptions = new java.util.ArrayList<>();
+            for (Class<?> e : m.getExceptionTypes()) {
+                exceptions.add(internalName(e));
+            }
+            return new Forward(m.getName(), descriptor(m.getParameterTypes(), m.getReturnType()),
+                    internalName(m.getDeclaringClass()), exceptions);
+        }
+    }
+
     /**
      * @param ctorArgs the super constructor's parameters, all references
      * @param delegate the super class's {@code ()Ljava/sql/Connection;} method whose result the calls go to
      */
-    static byte[] write(String name, String superName, Class<?>[] ctorArgs, String delegate, Class<?> iface,
-                        List<Method> forwards) {
+    static byte[] write(String name, String superName, Class<?>[] ctorArgs, String delegate, String iface,
+                        List<Forward> forwards) {
         ConstantPoolTail pool = new ConstantPoolTail(1);
         int thisClass = pool.classRef(name);
         int superClass = pool.classRef(superName);
-        int ifaceClass = pool.classRef(internalName(iface));
+        int ifaceClass = pool.classRef(iface);
         int code = pool.utf8("Code");
         ByteArrayOutputStream methods = new ByteArrayOutputStream();
 
@@ -44,9 +69,8 @@ final class ForwardingClass {
                 1 + ctorArgs.length, init.toByteArray(), 0, null);
 
         int delegateRef = pool.methodRef(superClass, delegate, "()Ljava/sql/Connection;");
-        for (Method m : forwards) {
-            String desc = descriptor(m.getParameterTypes(), m.getReturnType());
-            int owner = pool.classRef(internalName(m.getDeclaringClass()));
+        for (Forward m : forwards) {
+            int owner = pool.classRef(m.owner);
             ByteArrayOutputStream body = new ByteArrayOutputStream();
             body.write(0x2a); // aload_0
             body.write(0xb6); // invokevirtual
@@ -54,22 +78,27 @@ final class ForwardingClass {
             body.write(0xc0); // checkcast
             MethodWrap.u2(body, owner);
             int slot = 1;
-            for (Class<?> p : m.getParameterTypes()) {
-                load(body, loadOpcode(p), slot);
-                slot += size(p);
+            int i = 1; // after '('
+            String desc = m.descriptor;
+            while (desc.charAt(i) != ')') {
+                char kind = desc.charAt(i);
+                load(body, loadOpcode(kind), slot);
+                slot += kind == 'J' || kind == 'D' ? 2 : 1;
+                i = endOfType(desc, i);
             }
+            char returns = desc.charAt(i + 1);
             body.write(0xb9); // invokeinterface
-            MethodWrap.u2(body, pool.interfaceMethodRef(owner, m.getName(), desc));
+            MethodWrap.u2(body, pool.interfaceMethodRef(owner, m.name, desc));
             body.write(slot); // count: the receiver and the arguments' slots
             body.write(0);
-            body.write(returnOpcode(m.getReturnType()));
-            int[] exceptions = new int[m.getExceptionTypes().length];
-            for (int i = 0; i < exceptions.length; i++) {
-                exceptions[i] = pool.classRef(internalName(m.getExceptionTypes()[i]));
+            body.write(returnOpcode(returns));
+            int[] exceptions = new int[m.exceptions.size()];
+            for (int e = 0; e < exceptions.length; e++) {
+                exceptions[e] = pool.classRef(m.exceptions.get(e));
             }
-            method(methods, ACC_PUBLIC, pool.utf8(m.getName()), pool.utf8(desc), code,
-                    Math.max(slot, size(m.getReturnType())), slot, body.toByteArray(),
-                    exceptions.length == 0 ? 0 : pool.utf8("Exceptions"), exceptions);
+            int returnSize = returns == 'V' ? 0 : returns == 'J' || returns == 'D' ? 2 : 1;
+            method(methods, ACC_PUBLIC, pool.utf8(m.name), pool.utf8(desc), code, Math.max(slot, returnSize), slot,
+                    body.toByteArray(), exceptions.length == 0 ? 0 : pool.utf8("Exceptions"), exceptions);
         }
 
         ByteArrayOutputStream out = new ByteArrayOutputStream(512 + methods.size());
@@ -124,37 +153,46 @@ final class ForwardingClass {
         out.write(slot);
     }
 
-    private static int loadOpcode(Class<?> t) {
-        if (t == long.class) {
-            return 0x16;
+    /** The index just past the field type starting at {@code i} in a descriptor. */
+    private static int endOfType(String desc, int i) {
+        while (desc.charAt(i) == '[') {
+            i++;
         }
-        if (t == float.class) {
-            return 0x17;
-        }
-        if (t == double.class) {
-            return 0x18;
-        }
-        return t.isPrimitive() ? 0x15 : 0x19; // iload (boolean, byte, char, short, int), aload
+        return desc.charAt(i) == 'L' ? desc.indexOf(';', i) + 1 : i + 1;
     }
 
-    private static int returnOpcode(Class<?> t) {
-        if (t == void.class) {
-            return 0xb1;
+    private static int loadOpcode(char kind) {
+        switch (kind) {
+            case 'J':
+                return 0x16; // lload
+            case 'F':
+                return 0x17; // fload
+            case 'D':
+                return 0x18; // dload
+            case 'L':
+            case '[':
+                return 0x19; // aload
+            default:
+                return 0x15; // iload: boolean, byte, char, short, int
         }
-        if (t == long.class) {
-            return 0xad;
-        }
-        if (t == float.class) {
-            return 0xae;
-        }
-        if (t == double.class) {
-            return 0xaf;
-        }
-        return t.isPrimitive() ? 0xac : 0xb0;
     }
 
-    private static int size(Class<?> t) {
-        return t == void.class ? 0 : t == long.class || t == double.class ? 2 : 1;
+    private static int returnOpcode(char kind) {
+        switch (kind) {
+            case 'V':
+                return 0xb1;
+            case 'J':
+                return 0xad;
+            case 'F':
+                return 0xae;
+            case 'D':
+                return 0xaf;
+            case 'L':
+            case '[':
+                return 0xb0;
+            default:
+                return 0xac;
+        }
     }
 
     static String internalName(Class<?> c) {

@@ -1,0 +1,225 @@
+package io.lockhygiene.agent;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * A class file read as far as the agent needs: the constant pool's layout, the class's name and
+ * interfaces, and its methods (flags, name, descriptor, declared exceptions, where each lies). Used to
+ * edit a class as it loads ({@link MethodWrap}) and to list an interface's methods without reflection
+ * (which would load every type its signatures name). No lambdas, no ASM: see {@link ConstantPoolTail}.
+ */
+final class ClassFile {
+    static final int ACC_STATIC = 0x0008;
+    static final int ACC_NATIVE = 0x0100;
+    static final int ACC_ABSTRACT = 0x0400;
+
+    /** One method: its flags, name, descriptor and the byte ranges of its method_info and Exceptions attribute. */
+    static final class MethodInfo {
+        final int start;
+        final int access;
+        final int nameIndex;
+        final int descriptorIndex;
+        final String name;
+        final String descriptor;
+        /** Internal names of the declared exceptions. */
+        final List<String> exceptions;
+        /** The Exceptions attribute (name index to its end), or -1 when there is none. */
+        final int exceptionsStart;
+        final int exceptionsEnd;
+
+        MethodInfo(int start, int access, int nameIndex, int descriptorIndex, String name, String descriptor,
+                   List<String> exceptions, int exceptionsStart, int exceptionsEnd) {
+            this.start = start;
+            this.access = access;
+            this.nameIndex = nameIndex;
+            this.descriptorIndex = descriptorIndex;
+            this.name = name;
+            this.descriptor = descriptor;
+            this.exceptions = exceptions;
+            this.exceptionsStart = exceptionsStart;
+            this.exceptionsEnd = exceptionsEnd;
+        }
+    }
+
+    final byte[] bytes;
+    final int poolCount;
+    /** Offset of each constant pool entry's tag (0 for index 0 and the second slot of a long or double). */
+    private final int[] entryAt;
+    final int poolEnd;
+    final int thisClass;
+    final String name;
+    final List<String> interfaces;
+    final int methodsCountAt;
+    final List<MethodInfo> methods;
+    final int methodsEnd;
+    private int pos;
+
+    /** @throws IllegalArgumentException when the bytes are not a class file this understands */
+    ClassFile(byte[] bytes) {
+        this.bytes = bytes;
+        try {
+            if (u4() != 0xCAFEBABE) {
+                throw new IllegalArgumentException("not a class file");
+            }
+            pos += 4; // minor, major
+            poolCount = u2();
+            entryAt = new int[poolCount];
+            for (int i = 1; i < poolCount; i++) {
+                entryAt[i] = pos;
+                int tag = bytes[pos++] & 0xFF;
+                switch (tag) {
+                    case 1: // Utf8
+                        pos += 2 + u2At(pos);
+                        break;
+                    case 3: case 4: case 9: case 10: case 11: case 12: case 17: case 18:
+                        pos += 4;
+                        break;
+                    case 5: case 6: // Long, Double: two slots
+                        pos += 8;
+                        i++;
+                        break;
+                    case 7: case 8: case 16: case 19: case 20:
+                        pos += 2;
+                        break;
+                    case 15:
+                        pos += 3;
+                        break;
+                    default:
+                        throw new IllegalArgumentException("constant pool tag " + tag);
+                }
+            }
+            poolEnd = pos;
+            pos += 2; // access
+            thisClass = u2();
+            name = className(thisClass);
+            pos += 2; // super
+            int interfaceCount = u2();
+            List<String> ifaces = new ArrayList<>(interfaceCount);
+            for (int i = 0; i < interfaceCount; i++) {
+                ifaces.add(className(u2()));
+            }
+            interfaces = Collections.unmodifiableList(ifaces);
+            int fields = u2();
+            for (int f = 0; f < fields; f++) {
+                pos += 6;
+                skipAttributes();
+            }
+            methodsCountAt = pos;
+            int count = u2();
+            List<MethodInfo> list = new ArrayList<>(count);
+            for (int m = 0; m < count; m++) {
+                list.add(method());
+            }
+            methods = Collections.unmodifiableList(list);
+            methodsEnd = pos;
+        } catch (IndexOutOfBoundsException truncated) {
+            throw new IllegalArgumentException("not a complete class file", truncated);
+        }
+    }
+
+    private MethodInfo method() {
+        int start = pos;
+        int access = u2();
+        int nameIndex = u2();
+        int descriptorIndex = u2();
+        List<String> exceptions = Collections.emptyList();
+        int exceptionsStart = -1;
+        int exceptionsEnd = -1;
+        int attributes = u2();
+        for (int a = 0; a < attributes; a++) {
+            int attributeStart = pos;
+            int attributeName = u2();
+            int length = u4();
+            if ("Exceptions".equals(utf8(attributeName))) {
+                int n = u2At(pos);
+                List<String> names = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    names.add(className(u2At(pos + 2 + 2 * i)));
+                }
+                exceptions = Collections.unmodifiableList(names);
+                exceptionsStart = attributeStart;
+                exceptionsEnd = pos + length;
+            }
+            pos += length; // (not "pos += u4()": Java reads pos before u4() moves it)
+        }
+        return new MethodInfo(start, access, nameIndex, descriptorIndex, utf8(nameIndex), utf8(descriptorIndex),
+                exceptions, exceptionsStart, exceptionsEnd);
+    }
+
+    /** The first concrete instance method with this name and descriptor, or null. */
+    MethodInfo concreteMethod(String methodName, String descriptor) {
+        for (MethodInfo m : methods) {
+            if ((m.access & (ACC_STATIC | ACC_ABSTRACT | ACC_NATIVE)) == 0 && m.name.equals(methodName)
+                    && m.descriptor.equals(descriptor)) {
+                return m;
+            }
+        }
+        return null;
+    }
+
+    boolean hasMethodNamed(String methodName) {
+        for (MethodInfo m : methods) {
+            if (m.name.equals(methodName)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The Utf8 entry at {@code index}, decoded (modified UTF-8), or null when that entry is not a Utf8. */
+    String utf8(int index) {
+        if (index <= 0 || index >= poolCount || entryAt[index] == 0 || bytes[entryAt[index]] != 1) {
+            return null;
+        }
+        int at = entryAt[index] + 1;
+        int length = u2At(at);
+        char[] chars = new char[length];
+        int n = 0;
+        for (int i = at + 2, end = at + 2 + length; i < end; ) {
+            int b = bytes[i++] & 0xFF;
+            if (b < 0x80) {
+                chars[n++] = (char) b;
+            } else if ((b & 0xE0) == 0xC0) {
+                chars[n++] = (char) ((b & 0x1F) << 6 | (bytes[i++] & 0x3F));
+            } else {
+                chars[n++] = (char) ((b & 0x0F) << 12 | (bytes[i++] & 0x3F) << 6 | (bytes[i++] & 0x3F));
+            }
+        }
+        return new String(chars, 0, n);
+    }
+
+    /** The internal name a Class entry points to. */
+    String className(int classIndex) {
+        if (classIndex <= 0 || classIndex >= poolCount || entryAt[classIndex] == 0 || bytes[entryAt[classIndex]] != 7) {
+            throw new IllegalArgumentException("constant " + classIndex + " is not a class");
+        }
+        return utf8(u2At(entryAt[classIndex] + 1));
+    }
+
+    private void skipAttributes() {
+        int attributes = u2();
+        for (int a = 0; a < attributes; a++) {
+            pos += 2;
+            int length = u4();
+            pos += length;
+        }
+    }
+
+    private int u2At(int at) {
+        return (bytes[at] & 0xFF) << 8 | (bytes[at + 1] & 0xFF);
+    }
+
+    private int u2() {
+        int v = u2At(pos);
+        pos += 2;
+        return v;
+    }
+
+    private int u4() {
+        int v = u2At(pos) << 16 | u2At(pos + 2);
+        pos += 4;
+        return v;
+    }
+}
