@@ -5,17 +5,16 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * A class file read as far as the agent needs: the constant pool's layout, the class's name and
- * interfaces, and its methods (flags, name, descriptor, declared exceptions, where each lies). Used to
- * edit a class as it loads ({@link MethodWrap}) and to list an interface's methods without reflection
- * (which would load every type its signatures name). No lambdas, no ASM: see {@link ConstantPoolTail}.
+ * A class file read as far as {@link MethodWrap} needs to edit it as it loads: the constant pool's layout
+ * and the methods (flags, name, descriptor, where each lies and where its Exceptions attribute lies). No
+ * lambdas, no ASM: see {@link ConstantPoolTail}.
  */
 final class ClassFile {
     static final int ACC_STATIC = 0x0008;
     static final int ACC_NATIVE = 0x0100;
     static final int ACC_ABSTRACT = 0x0400;
 
-    /** One method: its flags, name, descriptor and the byte ranges of its method_info and Exceptions attribute. */
+    /** One method: its flags, name, descriptor, where its method_info starts and where its Exceptions attribute lies. */
     static final class MethodInfo {
         final int start;
         final int access;
@@ -23,21 +22,18 @@ final class ClassFile {
         final int descriptorIndex;
         final String name;
         final String descriptor;
-        /** Internal names of the declared exceptions. */
-        final List<String> exceptions;
         /** The Exceptions attribute (name index to its end), or -1 when there is none. */
         final int exceptionsStart;
         final int exceptionsEnd;
 
         MethodInfo(int start, int access, int nameIndex, int descriptorIndex, String name, String descriptor,
-                   List<String> exceptions, int exceptionsStart, int exceptionsEnd) {
+                   int exceptionsStart, int exceptionsEnd) {
             this.start = start;
             this.access = access;
             this.nameIndex = nameIndex;
             this.descriptorIndex = descriptorIndex;
             this.name = name;
             this.descriptor = descriptor;
-            this.exceptions = exceptions;
             this.exceptionsStart = exceptionsStart;
             this.exceptionsEnd = exceptionsEnd;
         }
@@ -49,8 +45,6 @@ final class ClassFile {
     private final int[] entryAt;
     final int poolEnd;
     final int thisClass;
-    final String name;
-    final List<String> interfaces;
     final int methodsCountAt;
     final List<MethodInfo> methods;
     final int methodsEnd;
@@ -93,14 +87,9 @@ final class ClassFile {
             poolEnd = pos;
             pos += 2; // access
             thisClass = u2();
-            name = className(thisClass);
             pos += 2; // super
             int interfaceCount = u2();
-            List<String> ifaces = new ArrayList<>(interfaceCount);
-            for (int i = 0; i < interfaceCount; i++) {
-                ifaces.add(className(u2()));
-            }
-            interfaces = Collections.unmodifiableList(ifaces);
+            pos += 2 * interfaceCount;
             int fields = u2();
             for (int f = 0; f < fields; f++) {
                 pos += 6;
@@ -124,7 +113,6 @@ final class ClassFile {
         int access = u2();
         int nameIndex = u2();
         int descriptorIndex = u2();
-        List<String> exceptions = Collections.emptyList();
         int exceptionsStart = -1;
         int exceptionsEnd = -1;
         int attributes = u2();
@@ -133,19 +121,13 @@ final class ClassFile {
             int attributeName = u2();
             int length = u4();
             if ("Exceptions".equals(utf8(attributeName))) {
-                int n = u2At(pos);
-                List<String> names = new ArrayList<>(n);
-                for (int i = 0; i < n; i++) {
-                    names.add(className(u2At(pos + 2 + 2 * i)));
-                }
-                exceptions = Collections.unmodifiableList(names);
                 exceptionsStart = attributeStart;
                 exceptionsEnd = pos + length;
             }
             pos += length; // (not "pos += u4()": Java reads pos before u4() moves it)
         }
         return new MethodInfo(start, access, nameIndex, descriptorIndex, utf8(nameIndex), utf8(descriptorIndex),
-                exceptions, exceptionsStart, exceptionsEnd);
+                exceptionsStart, exceptionsEnd);
     }
 
     /** The first concrete instance method with this name and descriptor, or null. */
@@ -188,14 +170,6 @@ final class ClassFile {
             }
         }
         return new String(chars, 0, n);
-    }
-
-    /** The internal name a Class entry points to. */
-    String className(int classIndex) {
-        if (classIndex <= 0 || classIndex >= poolCount || entryAt[classIndex] == 0 || bytes[entryAt[classIndex]] != 7) {
-            throw new IllegalArgumentException("constant " + classIndex + " is not a class");
-        }
-        return utf8(u2At(entryAt[classIndex] + 1));
     }
 
     private void skipAttributes() {

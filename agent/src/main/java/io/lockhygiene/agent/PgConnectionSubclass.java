@@ -5,9 +5,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.sql.Connection;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 
 import io.lockhygiene.internal.jdbc.GeneratedConnection;
 import io.lockhygiene.internal.holder.HolderRoute;
@@ -93,10 +91,7 @@ final class PgConnectionSubclass {
     }
 
     private static Constructor<?> define(Class<?> pgInterface) {
-        List<ForwardingClass.Forward> forwards = fromClassFile(pgInterface);
-        if (forwards == null) {
-            forwards = fromReflection(pgInterface);
-        }
+        List<ForwardingClass.Forward> forwards = forwards(pgInterface);
         byte[] bytes = ForwardingClass.write(NAME, ForwardingClass.internalName(GeneratedConnection.class), CTOR,
                 "pgDelegate", ForwardingClass.internalName(pgInterface), forwards);
         try {
@@ -108,33 +103,11 @@ final class PgConnectionSubclass {
     }
 
     /**
-     * PGConnection's abstract methods read from its class file, less those java.sql.Connection declares
-     * (GeneratedConnection implements them): reflection would load every type the ~30 signatures name (the
-     * copy and large-object APIs, replication, ...), a first connection's largest cost after the core's
-     * own classes. Null when the class file cannot be read or the interface extends another (then
-     * reflection, which sees inherited methods).
+     * PGConnection's abstract methods (inherited ones included), less those GeneratedConnection implements
+     * (java.sql.Connection's). Reading them from PGConnection's class file instead was tried: no faster at a
+     * first connection (reading the resource costs what reflection's type loading does), so reflection.
      */
-    static List<ForwardingClass.Forward> fromClassFile(Class<?> pgInterface) {
-        ClassFile pg = read(pgInterface);
-        if (pg == null || !pg.interfaces.isEmpty()) {
-            return null;
-        }
-        Set<String> implemented = connectionMethods();
-        if (implemented == null) {
-            return null;
-        }
-        List<ForwardingClass.Forward> forwards = new ArrayList<>();
-        for (ClassFile.MethodInfo m : pg.methods) {
-            if ((m.access & ClassFile.ACC_ABSTRACT) != 0 && (m.access & ClassFile.ACC_STATIC) == 0
-                    && !implemented.contains(m.name + m.descriptor)) {
-                forwards.add(new ForwardingClass.Forward(m.name, m.descriptor, pg.name, m.exceptions));
-            }
-        }
-        return forwards;
-    }
-
-    /** The same list through reflection (inherited methods included). */
-    static List<ForwardingClass.Forward> fromReflection(Class<?> pgInterface) {
+    static List<ForwardingClass.Forward> forwards(Class<?> pgInterface) {
         List<ForwardingClass.Forward> forwards = new ArrayList<>();
         for (Method m : pgInterface.getMethods()) {
             if (Modifier.isAbstract(m.getModifiers()) && !alreadyImplemented(m)) {
@@ -151,30 +124,6 @@ final class PgConnectionSubclass {
             return !Modifier.isAbstract(ours.getModifiers());
         } catch (NoSuchMethodException e) {
             return false;
-        }
-    }
-
-    /** Name and descriptor of every method of java.sql.Connection and the interfaces it extends. */
-    private static Set<String> connectionMethods() {
-        Set<String> found = new HashSet<>();
-        for (Class<?> c : new Class<?>[] {Connection.class, java.sql.Wrapper.class, AutoCloseable.class}) {
-            ClassFile cf = read(c);
-            if (cf == null) {
-                return null;
-            }
-            for (ClassFile.MethodInfo m : cf.methods) {
-                found.add(m.name + m.descriptor);
-            }
-        }
-        return found;
-    }
-
-    private static ClassFile read(Class<?> c) {
-        String resource = c.getName().substring(c.getName().lastIndexOf('.') + 1) + ".class";
-        try (java.io.InputStream in = c.getResourceAsStream(resource)) {
-            return in == null ? null : new ClassFile(in.readAllBytes());
-        } catch (java.io.IOException | IllegalArgumentException | SecurityException e) {
-            return null;
         }
     }
 
