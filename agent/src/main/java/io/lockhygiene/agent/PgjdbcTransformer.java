@@ -34,8 +34,10 @@ final class PgjdbcTransformer implements ClassFileTransformer {
             "(Ljava/sql/Connection;Ljava/sql/Driver;Ljava/lang/String;Ljava/util/Properties;)Ljava/sql/Connection;";
     private final AtomicBoolean reported = new AtomicBoolean();
     /**
-     * Classes edited by {@link MethodWrap} as they loaded, per class loader: retransformed later (by another
-     * agent, say) they must get the same edit, since a retransformation may not remove the added method.
+     * Classes edited by {@link MethodWrap} as they loaded, per class loader: when such a class is redefined
+     * (a debugger's hot swap) or, attached, retransformed, the new bytes get the same edit, since a
+     * redefinition may not remove the added method. (Started with -javaagent this transformer is not
+     * retransformable: another agent's retransformation starts from our edited bytes without asking us.)
      * Guarded by itself; nothing inside but set operations.
      */
     private final Map<ClassLoader, Set<String>> wrapped = new WeakHashMap<>();
