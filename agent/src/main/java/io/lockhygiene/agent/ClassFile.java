@@ -1,13 +1,15 @@
 package io.lockhygiene.agent;
 
+import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
 /**
  * A class file read as far as {@link MethodWrap} needs to edit it as it loads: the constant pool's layout
- * and the methods (flags, name, descriptor, where each lies and where its Exceptions attribute lies). No
- * lambdas, no ASM: see {@link ConstantPoolTail}.
+ * and the methods (flags, name, descriptor, where each lies and where its Exceptions attribute lies); and
+ * the few writing helpers {@link MethodWrap}, {@link ForwardingClass} and {@link ConstantPoolTail} share.
+ * No lambdas, no ASM: see {@link ConstantPoolTail}.
  */
 final class ClassFile {
     static final int ACC_STATIC = 0x0008;
@@ -170,6 +172,29 @@ final class ClassFile {
             }
         }
         return new String(chars, 0, n);
+    }
+
+    /** A big-endian u2, as every count and index of the format is written. */
+    static void u2(ByteArrayOutputStream out, int v) {
+        out.write(v >>> 8);
+        out.write(v);
+    }
+
+    static void u4(ByteArrayOutputStream out, int v) {
+        u2(out, v >>> 16);
+        u2(out, v);
+    }
+
+    /** A Code attribute of straight-line code: no exception table, no attributes (so no stack map frames). */
+    static void code(ByteArrayOutputStream out, int codeName, int maxStack, int maxLocals, byte[] body) {
+        u2(out, codeName);
+        u4(out, 2 + 2 + 4 + body.length + 2 + 2);
+        u2(out, maxStack);
+        u2(out, maxLocals);
+        u4(out, body.length);
+        out.write(body, 0, body.length);
+        u2(out, 0); // exception table
+        u2(out, 0); // attributes
     }
 
     private void skipAttributes() {

@@ -41,7 +41,7 @@ final class ConstantPoolTail {
             }
         }
         bytes.write(UTF8);
-        u2(b.length);
+        ClassFile.u2(bytes, b.length);
         bytes.write(b, 0, b.length);
         return added("U" + s);
     }
@@ -71,9 +71,9 @@ final class ConstantPoolTail {
             return known;
         }
         bytes.write(tag);
-        u2(first);
+        ClassFile.u2(bytes, first);
         if (second >= 0) {
-            u2(second);
+            ClassFile.u2(bytes, second);
         }
         return added(key);
     }
@@ -93,10 +93,5 @@ final class ConstantPoolTail {
     private int added(String key) {
         added.put(key, next);
         return next++;
-    }
-
-    private void u2(int v) {
-        bytes.write(v >>> 8);
-        bytes.write(v);
     }
 }

@@ -50,32 +50,25 @@ final class MethodWrap {
 
         ByteArrayOutputStream out = new ByteArrayOutputStream(bytes.length + added.length + 64);
         out.write(bytes, 0, 8);
-        u2(out, pool.count());
+        ClassFile.u2(out, pool.count());
         out.write(bytes, 10, in.poolEnd - 10);
         out.write(added, 0, added.length);
         out.write(bytes, in.poolEnd, in.methodsCountAt - in.poolEnd);
-        u2(out, in.methods.size() + 1);
+        ClassFile.u2(out, in.methods.size() + 1);
         // the original method, renamed and private: only the new one calls it
         out.write(bytes, in.methodsCountAt + 2, target.start - in.methodsCountAt - 2);
-        u2(out, (target.access & ~(ACC_PUBLIC | ACC_PROTECTED)) | ACC_PRIVATE | ACC_SYNTHETIC);
-        u2(out, renamed);
+        ClassFile.u2(out, (target.access & ~(ACC_PUBLIC | ACC_PROTECTED)) | ACC_PRIVATE | ACC_SYNTHETIC);
+        ClassFile.u2(out, renamed);
         out.write(bytes, target.start + 4, in.methodsEnd - target.start - 4);
         // the new method under the old name, flags (synchronized included) and descriptor
-        u2(out, target.access);
-        u2(out, target.nameIndex);
-        u2(out, target.descriptorIndex);
-        u2(out, target.exceptionsStart < 0 ? 1 : 2);
+        ClassFile.u2(out, target.access);
+        ClassFile.u2(out, target.nameIndex);
+        ClassFile.u2(out, target.descriptorIndex);
+        ClassFile.u2(out, target.exceptionsStart < 0 ? 1 : 2);
         byte[] body = shape == RESULT_THROUGH_HOOK ? resultThroughHook(original, hookRef) : hookFirst(original, hookRef);
         int maxStack = shape == RESULT_THROUGH_HOOK ? 4 : 1;
         int maxLocals = shape == RESULT_THROUGH_HOOK ? 3 : 1;
-        u2(out, code);
-        u4(out, 2 + 2 + 4 + body.length + 2 + 2);
-        u2(out, maxStack);
-        u2(out, maxLocals);
-        u4(out, body.length);
-        out.write(body, 0, body.length);
-        u2(out, 0); // exception table
-        u2(out, 0); // attributes
+        ClassFile.code(out, code, maxStack, maxLocals, body);
         if (target.exceptionsStart >= 0) {
             // its indices point into the unchanged part of the pool
             out.write(bytes, target.exceptionsStart, target.exceptionsEnd - target.exceptionsStart);
@@ -101,15 +94,5 @@ final class MethodWrap {
 
     private static byte lo(int v) {
         return (byte) v;
-    }
-
-    static void u2(ByteArrayOutputStream out, int v) {
-        out.write(v >>> 8);
-        out.write(v);
-    }
-
-    static void u4(ByteArrayOutputStream out, int v) {
-        u2(out, v >>> 16);
-        u2(out, v);
     }
 }

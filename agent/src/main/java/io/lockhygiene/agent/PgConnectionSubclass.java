@@ -91,9 +91,8 @@ final class PgConnectionSubclass {
     }
 
     private static Constructor<?> define(Class<?> pgInterface) {
-        List<ForwardingClass.Forward> forwards = forwards(pgInterface);
         byte[] bytes = ForwardingClass.write(NAME, ForwardingClass.internalName(GeneratedConnection.class), CTOR,
-                "pgDelegate", ForwardingClass.internalName(pgInterface), forwards);
+                "pgDelegate", pgInterface, forwards(pgInterface));
         try {
             Class<?> type = new Bridge(pgInterface.getClassLoader()).define(NAME.replace('/', '.'), bytes);
             return type.getConstructor(CTOR);
@@ -107,11 +106,11 @@ final class PgConnectionSubclass {
      * (java.sql.Connection's). Reading them from PGConnection's class file instead was tried: no faster at a
      * first connection (reading the resource costs what reflection's type loading does), so reflection.
      */
-    static List<ForwardingClass.Forward> forwards(Class<?> pgInterface) {
-        List<ForwardingClass.Forward> forwards = new ArrayList<>();
+    static List<Method> forwards(Class<?> pgInterface) {
+        List<Method> forwards = new ArrayList<>();
         for (Method m : pgInterface.getMethods()) {
             if (Modifier.isAbstract(m.getModifiers()) && !alreadyImplemented(m)) {
-                forwards.add(ForwardingClass.Forward.of(m));
+                forwards.add(m);
             }
         }
         return forwards;

@@ -109,13 +109,9 @@ class ForwardingClassTest {
     }
 
     private static Object newInstance(Object delegate, Object second) throws Exception {
-        List<ForwardingClass.Forward> forwards = new ArrayList<>();
-        for (Method m : Extra.class.getMethods()) {
-            forwards.add(ForwardingClass.Forward.of(m));
-        }
+        List<Method> forwards = new ArrayList<>(Arrays.asList(Extra.class.getMethods()));
         byte[] bytes = ForwardingClass.write(NAME, ForwardingClass.internalName(Base.class),
-                new Class<?>[] {Connection.class, Object.class}, "pgDelegate", ForwardingClass.internalName(Extra.class),
-                forwards);
+                new Class<?>[] {Connection.class, Object.class}, "pgDelegate", Extra.class, forwards);
         Class<?> made = new ClassLoader(ForwardingClassTest.class.getClassLoader()) {
             Class<?> define() {
                 return defineClass(NAME.replace('/', '.'), bytes, 0, bytes.length);

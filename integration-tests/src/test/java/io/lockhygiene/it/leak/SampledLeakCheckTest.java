@@ -51,7 +51,7 @@ class SampledLeakCheckTest {
     }
 
     /** Transactions run after the leaking call until the leak was reported, or -1 when it never was. */
-    private record Run(long transactions, long millis, String message) {
+    private record Run(long transactions, String message) {
     }
 
     private Run leakThenTraffic(String sample, long maxTransactions) throws Exception {
@@ -78,7 +78,6 @@ class SampledLeakCheckTest {
             long[] perWorker = new long[WORKERS];
             CountDownLatch start = new CountDownLatch(1);
             List<Future<?>> done = new ArrayList<>();
-            long t0 = System.nanoTime();
             for (int w = 0; w < WORKERS; w++) {
                 int me = w;
                 Connection c = cs.get(w);
@@ -106,14 +105,13 @@ class SampledLeakCheckTest {
             for (Future<?> f : done) {
                 f.get(120, TimeUnit.SECONDS);
             }
-            long millis = (System.nanoTime() - t0) / 1_000_000;
             for (int w = 0; w < WORKERS; w++) {
                 assertTrue(perWorker[w] > 0 || found.get(), "worker " + w + " ran");
             }
             for (Connection c : cs) {
                 c.close();
             }
-            return new Run(found.get() ? transactions.get() : -1, millis, messages.isEmpty() ? null : messages.get(0));
+            return new Run(found.get() ? transactions.get() : -1, messages.isEmpty() ? null : messages.get(0));
         } finally {
             pool.shutdownNow();
             LockHygiene.removeListener(listener);
@@ -126,7 +124,6 @@ class SampledLeakCheckTest {
             double r = Double.parseDouble(rate);
             long expected = Math.round(3 / r); // three servers: each sampled end checks one of them
             List<Long> counts = new ArrayList<>();
-            List<Long> times = new ArrayList<>();
             for (int run = 0; run < 10; run++) {
                 Run result = leakThenTraffic(rate, 40 * expected);
                 assertTrue(result.transactions() >= 0, "rate " + rate + ", run " + run + ": not found in " + 40 * expected
@@ -136,14 +133,11 @@ class SampledLeakCheckTest {
                         && result.message().contains("statement(s) before the check")
                         && result.message().contains("does not record when a lock was granted"), result.message());
                 counts.add(result.transactions());
-                times.add(result.millis());
             }
             Collections.sort(counts);
-            Collections.sort(times);
             System.out.printf("SAMPLED leakCheckSample=%s: transactions until found over %d runs: median %d, worst %d"
-                            + " (servers/rate = %d); time: median %d ms, worst %d ms%n", rate, counts.size(),
-                    counts.get(counts.size() / 2), counts.get(counts.size() - 1), expected, times.get(times.size() / 2),
-                    times.get(times.size() - 1));
+                            + " (servers/rate = %d)%n", rate, counts.size(),
+                    counts.get(counts.size() / 2), counts.get(counts.size() - 1), expected);
         }
     }
 
