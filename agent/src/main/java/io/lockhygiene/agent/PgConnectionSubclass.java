@@ -91,14 +91,21 @@ final class PgConnectionSubclass {
     }
 
     private static Constructor<?> define(Class<?> pgInterface) {
-        byte[] bytes = ForwardingClass.write(NAME, ForwardingClass.internalName(GeneratedConnection.class), CTOR,
-                "pgDelegate", pgInterface, forwards(pgInterface));
+        byte[] bytes = PregeneratedSubclass.lookUp(pgInterface); // this pgjdbc's PGConnection seen at build time
+        if (bytes == null) {
+            bytes = write(pgInterface, forwards(pgInterface));
+        }
         try {
             Class<?> type = new Bridge(pgInterface.getClassLoader()).define(NAME.replace('/', '.'), bytes);
             return type.getConstructor(CTOR);
         } catch (NoSuchMethodException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    static byte[] write(Class<?> pgInterface, List<Method> forwards) {
+        return ForwardingClass.write(NAME, ForwardingClass.internalName(GeneratedConnection.class), CTOR, "pgDelegate",
+                pgInterface, forwards);
     }
 
     /**

@@ -6,7 +6,10 @@ import java.lang.reflect.Modifier;
 import org.junit.jupiter.api.Test;
 import org.postgresql.PGConnection;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PgConnectionSubclassTest {
@@ -15,6 +18,39 @@ class PgConnectionSubclassTest {
     @Test
     void theSubclassLeavesNoPgConnectionMethodAbstract() throws Exception {
         Class<?> made = PgConnectionSubclass.subclassFor(PGConnection.class);
+        assertTrue(PGConnection.class.isAssignableFrom(made));
+        for (Method m : PGConnection.class.getMethods()) {
+            Method implemented = made.getMethod(m.getName(), m.getParameterTypes());
+            assertFalse(Modifier.isAbstract(implemented.getModifiers()), m.toString());
+        }
+    }
+
+    /**
+     * The build wrote the subclass for this pgjdbc's PGConnection, and it is what the run-time writer makes
+     * of the same interface (so a first connection gets the same class either way, and a stale file fails here).
+     */
+    @Test
+    void theBuildsPgjdbcGetsThePregeneratedSubclassWhichEqualsTheRunTimeOne() {
+        byte[] pregenerated = PregeneratedSubclass.lookUp(PGConnection.class);
+        assertNotNull(pregenerated, "no pregenerated subclass for the test class path's pgjdbc");
+        assertArrayEquals(PregenerateSubclass.write(PGConnection.class), pregenerated);
+    }
+
+    /** Another PGConnection class file (here: a class directory without one) has no key: written at run time. */
+    @Test
+    void aClassFileTheBuildDidNotSeeHasNoPregeneratedSubclass() {
+        assertNull(PregeneratedSubclass.lookUp(PgConnectionSubclassTest.class));
+    }
+
+    /** The run-time writer's class, for a pgjdbc the build did not see, leaves no method abstract either. */
+    @Test
+    void theRunTimeWrittenSubclassLeavesNoPgConnectionMethodAbstract() throws Exception {
+        byte[] bytes = PgConnectionSubclass.write(PGConnection.class, PgConnectionSubclass.forwards(PGConnection.class));
+        Class<?> made = new ClassLoader(PGConnection.class.getClassLoader()) {
+            Class<?> define() {
+                return defineClass("io.lockhygiene.agent.generated.LockHygienePGConnection", bytes, 0, bytes.length);
+            }
+        }.define();
         assertTrue(PGConnection.class.isAssignableFrom(made));
         for (Method m : PGConnection.class.getMethods()) {
             Method implemented = made.getMethod(m.getName(), m.getParameterTypes());
