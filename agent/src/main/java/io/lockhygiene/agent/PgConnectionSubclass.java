@@ -5,7 +5,9 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.sql.Connection;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 import io.lockhygiene.internal.jdbc.GeneratedConnection;
 import io.lockhygiene.internal.holder.HolderRoute;
@@ -109,28 +111,33 @@ final class PgConnectionSubclass {
     }
 
     /**
-     * PGConnection's abstract methods (inherited ones included), less those GeneratedConnection implements
-     * (java.sql.Connection's). Reading them from PGConnection's class file instead was tried: no faster at a
-     * first connection (reading the resource costs what reflection's type loading does), so reflection.
+     * PGConnection's abstract methods (inherited ones included), less those every subclass of
+     * GeneratedConnection has already: java.sql.Connection's (GeneratedConnection forwards each to the
+     * guard) and Object's. Decided by signature from those two interfaces' method lists rather than by asking
+     * GeneratedConnection for each method: its public method table resolves every JDBC type it names, and
+     * each miss costs an exception (together some 10 ms of a cold first connection). Reading PGConnection's
+     * class file instead of reflection was tried: no faster (reading the resource costs what the type
+     * loading does).
      */
     static List<Method> forwards(Class<?> pgInterface) {
+        Set<String> implemented = new HashSet<>();
+        for (Class<?> c : new Class<?>[] {Connection.class, Object.class}) {
+            for (Method m : c.getMethods()) {
+                implemented.add(signature(m));
+            }
+        }
         List<Method> forwards = new ArrayList<>();
         for (Method m : pgInterface.getMethods()) {
-            if (Modifier.isAbstract(m.getModifiers()) && !alreadyImplemented(m)) {
+            if (Modifier.isAbstract(m.getModifiers()) && !implemented.contains(signature(m))) {
                 forwards.add(m);
             }
         }
         return forwards;
     }
 
-    /** java.sql.Connection methods PGConnection may redeclare are implemented by GeneratedConnection already. */
-    private static boolean alreadyImplemented(Method m) {
-        try {
-            Method ours = GeneratedConnection.class.getMethod(m.getName(), m.getParameterTypes());
-            return !Modifier.isAbstract(ours.getModifiers());
-        } catch (NoSuchMethodException e) {
-            return false;
-        }
+    /** Name and parameter types: what makes one method implement another. */
+    private static String signature(Method m) {
+        return m.getName() + ForwardingClass.descriptor(m.getParameterTypes(), void.class);
     }
 
     /** Below pgjdbc's loader; our own classes come from LockHygiene's loader when pgjdbc's cannot see them. */

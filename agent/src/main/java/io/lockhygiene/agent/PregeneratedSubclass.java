@@ -2,8 +2,10 @@ package io.lockhygiene.agent;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.JarURLConnection;
 import java.net.URISyntaxException;
 import java.net.URL;
+import java.net.URLConnection;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -16,12 +18,12 @@ import java.util.zip.ZipFile;
  * The PGConnection subclass's class file written at build time, for a first connection that should not pay
  * for writing it (reflection over PGConnection and the writing itself: about 10 ms of a cold JVM's main
  * thread). It is keyed by the CRC-32 and size of the {@code org/postgresql/PGConnection.class} it was made
- * from: a service whose pgjdbc carries that very class file gets those bytes; any other pgjdbc (another
- * PGConnection, or one we cannot read, such as a jar nested in a Spring Boot jar) gets the subclass written
+ * from: a service whose pgjdbc carries that very class file gets those bytes, wherever the jar is (a local
+ * jar or directory, or a jar nested in a Spring Boot jar); any other PGConnection gets the subclass written
  * at run time as before. Equal class files declare equal methods, so the key is exact, not a guess from a
- * version number. Both files are read with {@link ZipFile}, not through the class loader's resource URLs
- * (which load the {@code jar:} URL machinery: some 4 ms cold against 0.5). The
- * build writes them with {@link PregenerateSubclass}.
+ * version number. Local jars are read with {@link ZipFile}, not through the class loader's resource URLs
+ * (which load the {@code jar:} URL machinery: some 4 ms cold against 0.5); a nested jar through its URL (its
+ * loader has that machinery running already). The build writes the files with {@link PregenerateSubclass}.
  */
 final class PregeneratedSubclass {
     static final String PG_CONNECTION_CLASS = "org/postgresql/PGConnection.class";
@@ -44,26 +46,58 @@ final class PregeneratedSubclass {
     static String key(Class<?> pgInterface) throws IOException {
         Path source = sourceOf(pgInterface);
         if (source == null) {
+            return keyFromResource(pgInterface.getClassLoader()); // a nested jar (Spring Boot), for one
+        }
+        if (Files.isDirectory(source)) {
+            return keyOf(Files.readAllBytes(source.resolve(PG_CONNECTION_CLASS)));
+        }
+        try (ZipFile jar = new ZipFile(source.toFile())) { // the class loader's open jar is shared, not reread
+            ZipEntry e = jar.getEntry(PG_CONNECTION_CLASS);
+            return e == null ? null : keyOf(e);
+        }
+    }
+
+    /**
+     * The key through the class loader's resource URL, for class files that are not in a local jar or
+     * directory: a jar connection (Spring Boot's nested jars have one) gives the entry's CRC without reading
+     * it; anything else is read.
+     */
+    static String keyFromResource(ClassLoader loader) throws IOException {
+        URL url = loader == null ? ClassLoader.getSystemResource(PG_CONNECTION_CLASS) : loader.getResource(PG_CONNECTION_CLASS);
+        if (url == null) {
             return null;
         }
-        long crc;
-        long size;
-        if (Files.isDirectory(source)) {
-            byte[] bytes = Files.readAllBytes(source.resolve(PG_CONNECTION_CLASS));
-            CRC32 c = new CRC32();
-            c.update(bytes, 0, bytes.length);
-            crc = c.getValue();
-            size = bytes.length;
-        } else {
-            try (ZipFile jar = new ZipFile(source.toFile())) { // the class loader's open jar is shared, not reread
-                ZipEntry e = jar.getEntry(PG_CONNECTION_CLASS);
-                if (e == null || e.getCrc() < 0 || e.getSize() < 0) {
-                    return null;
+        URLConnection connection = url.openConnection();
+        if (connection instanceof JarURLConnection) {
+            JarURLConnection jar = (JarURLConnection) connection;
+            try {
+                ZipEntry e = jar.getJarEntry();
+                String key = e == null ? null : keyOf(e);
+                if (key != null) {
+                    return key;
                 }
-                crc = e.getCrc();
-                size = e.getSize();
+            } finally {
+                if (!jar.getUseCaches()) {
+                    jar.getJarFile().close(); // not the cache's shared one: ours to close
+                }
             }
         }
+        try (InputStream in = url.openStream()) {
+            return keyOf(in.readAllBytes());
+        }
+    }
+
+    private static String keyOf(ZipEntry e) {
+        return e.getCrc() < 0 || e.getSize() < 0 ? null : keyOf(e.getCrc(), e.getSize());
+    }
+
+    private static String keyOf(byte[] classFile) {
+        CRC32 crc = new CRC32();
+        crc.update(classFile, 0, classFile.length);
+        return keyOf(crc.getValue(), classFile.length);
+    }
+
+    private static String keyOf(long crc, long size) {
         return "PGConnection-" + Long.toHexString(crc) + "-" + size + ".bin";
     }
 

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 import org.postgresql.PGConnection;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -55,6 +56,53 @@ class PgConnectionSubclassTest {
         for (Method m : PGConnection.class.getMethods()) {
             Method implemented = made.getMethod(m.getName(), m.getParameterTypes());
             assertFalse(Modifier.isAbstract(implemented.getModifiers()), m.toString());
+        }
+    }
+
+    /**
+     * The forwards are exactly PGConnection's abstract methods that GeneratedConnection does not implement,
+     * as GeneratedConnection's own method table says (the slow way the list is no longer made).
+     */
+    @Test
+    void theForwardsAreWhatGeneratedConnectionLacks() {
+        java.util.Set<Method> lacking = new java.util.HashSet<>();
+        for (Method m : PGConnection.class.getMethods()) {
+            if (!Modifier.isAbstract(m.getModifiers())) {
+                continue;
+            }
+            try {
+                Method ours = io.lockhygiene.internal.jdbc.GeneratedConnection.class.getMethod(m.getName(), m.getParameterTypes());
+                if (Modifier.isAbstract(ours.getModifiers())) {
+                    lacking.add(m);
+                }
+            } catch (NoSuchMethodException e) {
+                lacking.add(m);
+            }
+        }
+        assertFalse(lacking.isEmpty());
+        assertEquals(lacking, new java.util.HashSet<>(PgConnectionSubclass.forwards(PGConnection.class)));
+    }
+
+    /**
+     * A PGConnection that is not in a local jar (a Spring Boot nested jar, say) is keyed through its class
+     * loader's resource URL: a jar connection's entry, or the bytes behind any other URL, give the same key.
+     */
+    @Test
+    void aClassFileReachedOnlyThroughItsUrlHasTheSameKey(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        String key = PregeneratedSubclass.key(PGConnection.class);
+        assertNotNull(key);
+        java.net.URL jar = PGConnection.class.getProtectionDomain().getCodeSource().getLocation();
+        try (java.net.URLClassLoader viaJar = new java.net.URLClassLoader(new java.net.URL[] {jar}, null)) {
+            assertEquals(key, PregeneratedSubclass.keyFromResource(viaJar));
+        }
+        java.nio.file.Path copy = dir.resolve(PregeneratedSubclass.PG_CONNECTION_CLASS);
+        java.nio.file.Files.createDirectories(copy.getParent());
+        try (java.io.InputStream in = PGConnection.class.getResourceAsStream("PGConnection.class")) {
+            java.nio.file.Files.copy(in, copy);
+        }
+        try (java.net.URLClassLoader viaDirectory = new java.net.URLClassLoader(new java.net.URL[] {dir.toUri().toURL()}, null)) {
+            assertEquals(key, PregeneratedSubclass.keyFromResource(viaDirectory));
         }
     }
 }
