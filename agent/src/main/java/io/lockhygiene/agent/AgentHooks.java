@@ -36,10 +36,8 @@ public final class AgentHooks {
             if (connection.isWrapperFor(LockHygieneConnection.class)) {
                 return connection;
             }
-            String endpoint = io.lockhygiene.internal.settings.ConnectionUrl.redact(url) + " (user "
-                    + (info == null ? null : info.getProperty("user")) + ")";
-            HolderRoute holders = HolderRoute.ofUrl(endpoint, url, info,
-                    io.lockhygiene.internal.policy.LockPolicy.emulates(s) && openedByPool(), new RawOpener(pgjdbc));
+            // Only emulate places a lock holder; other modes' connections never ask where they came from.
+            HolderRoute holders = io.lockhygiene.internal.policy.LockPolicy.emulates(s) ? route(pgjdbc, url, info) : null;
             Connection castable = PgConnectionSubclass.wrap(connection, s, holders);
             return castable != null ? castable : LockHygieneConnection.wrap(connection, s, holders);
         } catch (java.sql.SQLException e) {
@@ -55,6 +53,12 @@ public final class AgentHooks {
             Log.warn("LockHygiene agent could not guard a pgjdbc connection ({}); it runs unprotected", e.toString());
             return connection;
         }
+    }
+
+    private static HolderRoute route(Driver pgjdbc, String url, Properties info) {
+        String endpoint = io.lockhygiene.internal.settings.ConnectionUrl.redact(url) + " (user "
+                + (info == null ? null : info.getProperty("user")) + ")";
+        return HolderRoute.ofUrl(endpoint, url, info, openedByPool(), new RawOpener(pgjdbc));
     }
 
     /**

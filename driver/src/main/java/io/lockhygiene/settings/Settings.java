@@ -143,7 +143,8 @@ public final class Settings {
                 + ", lockhygiene.leakCheck=" + lower(leakCheck) + ", lockhygiene.leakCheckSample=" + leakCheckSample
                 + ", lockhygiene.logSql=" + lower(logSql)
                 + ", lockhygiene.lockTimeout=" + lockTimeoutMillis + "ms, lockhygiene.skipLocked=" + lower(skipLocked)
-                + ", lockhygiene.holderUrl=" + io.lockhygiene.internal.settings.ConnectionUrl.redact(holderUrl);
+                + ", lockhygiene.holderUrl=" + (HOLDER_AUTO.equals(holderUrl) || HOLDER_POOLER.equals(holderUrl)
+                ? holderUrl : io.lockhygiene.internal.settings.ConnectionUrl.redact(holderUrl)); // a keyword loads no redaction
     }
 
     static String lower(Enum<?> e) {

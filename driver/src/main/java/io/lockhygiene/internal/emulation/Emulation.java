@@ -38,7 +38,8 @@ public final class Emulation {
     private final Holder holder;
     private final boolean threadOwners;
     private final LockOwner connectionOwner;
-    private final TableTransaction tableTransaction = new TableTransaction();
+    /** null when off (every use is behind {@code holder != null}): a class less for most connections to load. */
+    private final TableTransaction tableTransaction;
     /** Where the open transaction's advisory calls run; null before its first one. */
     private Situation.Venue venue;
     /** The owner whose transaction runs on its own server (to end its count when the transaction ends). */
@@ -63,6 +64,7 @@ public final class Emulation {
             this.holder = Holders.of(endpoint);
             this.threadOwners = route.threadOwners();
             this.connectionOwner = threadOwners ? null : LockOwner.ofConnection(id, reporter);
+            this.tableTransaction = new TableTransaction();
             if (route.borrowsFromApplicationPool() && endpoint.kind() == HolderEndpoint.Kind.APPLICATION_ROUTE) {
                 holder.reserve(); // it borrows from the application's pool: its connection first, and kept
             }
@@ -73,6 +75,7 @@ public final class Emulation {
             this.holder = null;
             this.threadOwners = false;
             this.connectionOwner = null;
+            this.tableTransaction = null;
         }
     }
 

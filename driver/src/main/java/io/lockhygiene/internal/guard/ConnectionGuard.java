@@ -58,7 +58,8 @@ public final class ConnectionGuard {
     /** Calls seen since the last leak check, for attribution; non-empty means "touched advisory locks". */
     private final RecentCalls calls = new RecentCalls();
     private final PoolerDetection pooler;
-    private final LockCallRecorder recorder;
+    /** Made at the first advisory call (a connection that never sends one loads neither it nor its rate limiter). */
+    private LockCallRecorder recorder;
     private final TransactionEnds ends;
     /** emulate's part of this connection (inert in other modes). */
     private final Emulation emulation;
@@ -93,11 +94,17 @@ public final class ConnectionGuard {
         this.reporter = new LeakReporter(id, settings);
         this.emulation = new Emulation(raw, settings, id, reporter, route, LockPolicy.emulates(settings));
         this.pooler = new PoolerDetection(raw, settings, id, emulation.threadOwners());
-        this.recorder = new LockCallRecorder(settings, id, reporter, calls);
         this.ends = new TransactionEnds(raw, settings, id, reporter, calls, emulation, pooler, recent);
         this.autocommitSample = LeakCheckSample.of(settings);
         Events.installProcessWideOnce();
         this.tally = Events.counters().openTally();
+    }
+
+    private LockCallRecorder recorder() {
+        if (recorder == null) {
+            recorder = new LockCallRecorder(settings, id, reporter, calls);
+        }
+        return recorder;
     }
 
     public Settings settings() {
@@ -221,11 +228,11 @@ public final class ConnectionGuard {
                 settings.leakCheck());
         switch (now.action()) {
             case REJECT:
-                throw recorder.reject(sql, scan);
+                throw recorder().reject(sql, scan);
             case REWRITE:
                 String rewritten = SqlRewriter.toTransactionScoped(sql, scan,
                         scan.callsInTransaction(situation().statementRunsInTransaction()));
-                recorder.announceRewrite(sql, scan, rewritten);
+                recorder().announceRewrite(sql, scan, rewritten);
                 return new StatementPlan(sql, rewritten, scan, SqlScanner.scan(rewritten), null, callable);
             default:
                 return new StatementPlan(sql, sql, scan, scan, shape, callable);
@@ -285,7 +292,7 @@ public final class ConnectionGuard {
                 }
                 return split(plan, face, runner, where);
             case REJECT:
-                throw recorder.reject(plan.original, plan.scan);
+                throw recorder().reject(plan.original, plan.scan);
             case RECORD:
             case REWRITE:
                 return runAsIs(plan, face, runner, where, true, p.wrapped());
@@ -328,7 +335,7 @@ public final class ConnectionGuard {
                           boolean wrapped) throws SQLException {
         Statement app = face.app();
         if (record && where.status() != Situation.TransactionStatus.FAILED && plan.sentScan.hasSessionLevelCall()) {
-            recorder.record(plan.sentScan, plan.original, where, LockPolicy.rewrites(settings),
+            recorder().record(plan.sentScan, plan.original, where, LockPolicy.rewrites(settings),
                     LockPolicy.emulates(settings) && !emulation.on());
         }
         R result;
@@ -491,7 +498,7 @@ public final class ConnectionGuard {
             Plan plan = LockPolicy.plan(p.sentScan, LockPolicy.Shape.NONE, null, where, settings.mode(),
                     settings.leakCheck());
             if (plan.action() == Plan.Action.RECORD || plan.action() == Plan.Action.REWRITE) {
-                recorder.record(p.sentScan, p.original, where, LockPolicy.rewrites(settings),
+                recorder().record(p.sentScan, p.original, where, LockPolicy.rewrites(settings),
                         LockPolicy.emulates(settings) && !emulation.on());
             }
             wrap |= plan.wrapped();
