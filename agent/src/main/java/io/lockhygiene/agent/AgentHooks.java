@@ -37,7 +37,7 @@ public final class AgentHooks {
                 return connection;
             }
             // Only emulate places a lock holder; other modes' connections never ask where they came from.
-            HolderRoute holders = io.lockhygiene.internal.policy.LockPolicy.emulates(s) ? route(pgjdbc, url, info) : null;
+            HolderRoute holders = io.lockhygiene.internal.policy.LockPolicy.emulates(s) ? RawOpener.route(pgjdbc, url, info) : null;
             Connection castable = PgConnectionSubclass.wrap(connection, s, holders);
             return castable != null ? castable : LockHygieneConnection.wrap(connection, s, holders);
         } catch (java.sql.SQLException e) {
@@ -53,12 +53,6 @@ public final class AgentHooks {
             Log.warn("LockHygiene agent could not guard a pgjdbc connection ({}); it runs unprotected", e.toString());
             return connection;
         }
-    }
-
-    private static HolderRoute route(Driver pgjdbc, String url, Properties info) {
-        String endpoint = io.lockhygiene.internal.settings.ConnectionUrl.redact(url) + " (user "
-                + (info == null ? null : info.getProperty("user")) + ")";
-        return HolderRoute.ofUrl(endpoint, url, info, openedByPool(), new RawOpener(pgjdbc));
     }
 
     /**
@@ -81,6 +75,14 @@ public final class AgentHooks {
 
         RawOpener(Driver pgjdbc) {
             this.pgjdbc = pgjdbc;
+        }
+
+        /** emulate's route for a connection the service opened with {@code url} and {@code info}. */
+        static HolderRoute route(Driver pgjdbc, String url, Properties info) {
+            // here, not in AgentHooks: linking AgentHooks would load UrlOpener to check this assignment
+            String endpoint = io.lockhygiene.internal.settings.ConnectionUrl.redact(url) + " (user "
+                    + (info == null ? null : info.getProperty("user")) + ")";
+            return HolderRoute.ofUrl(endpoint, url, info, openedByPool(), new RawOpener(pgjdbc));
         }
 
         @Override

@@ -36,19 +36,14 @@ public final class LockHygieneAgent {
         Settings settings;
         java.util.Map<String, String> options;
         try {
-            options = AgentOptions.parse(args);
-            settings = SettingsReader.read(options, System.getProperties(), new Env());
+            options = args == null || args.trim().isEmpty() ? java.util.Map.of() : AgentOptions.parse(args);
+            settings = SettingsReader.read(options, System.getProperties(), new Lookup(null));
         } catch (IllegalArgumentException e) {
             System.err.println("[lockhygiene agent] not installed, the service runs unprotected: " + e.getMessage());
             return;
         }
         AgentHooks.install(settings);
-        io.lockhygiene.internal.events.ProcessReportsSwitch.installOnce(new java.util.function.Function<String, String>() {
-            @Override
-            public String apply(String key) { // not a lambda: see Env
-                return options.get(key);
-            }
-        });
+        io.lockhygiene.internal.events.ProcessReportsSwitch.installOnce(new Lookup(options));
         try {
             PgjdbcTransformer transformer = new PgjdbcTransformer();
             // At start-up, not retransformable: the JVM then keeps no copy of every class's bytes for
@@ -71,11 +66,20 @@ public final class LockHygieneAgent {
         System.err.println("[lockhygiene agent] installed: " + settings);
     }
 
-    /** The environment, as a plain class: a lambda here would bootstrap java.lang.invoke at start-up. */
-    private static final class Env implements java.util.function.Function<String, String> {
+    /**
+     * The agent's options, or the environment when there are none: one plain class for both (a lambda here
+     * would bootstrap java.lang.invoke at start-up, and each class more costs a start-up its loading).
+     */
+    private static final class Lookup implements java.util.function.Function<String, String> {
+        private final java.util.Map<String, String> options;
+
+        Lookup(java.util.Map<String, String> options) {
+            this.options = options;
+        }
+
         @Override
         public String apply(String name) {
-            return System.getenv(name);
+            return options != null ? options.get(name) : System.getenv(name);
         }
     }
 }

@@ -16,10 +16,11 @@ import io.lockhygiene.settings.Settings;
 
 /**
  * The agent's guarded connection also implements pgjdbc's {@code PGConnection}, so service code that
- * casts ({@code (PGConnection) conn}) keeps working. The subclass is written once per pgjdbc class loader
+ * casts ({@code (PGConnection) conn}) keeps working. The subclass is defined once per pgjdbc class loader
  * (against the PGConnection the service actually has) into a class loader below pgjdbc's, which sees
  * pgjdbc and, through its parents, LockHygiene; each PGConnection method forwards to the pgjdbc
- * connection underneath.
+ * connection underneath. Its class file comes from the build when the service's PGConnection class file is
+ * the one the build saw ({@link PregeneratedSubclass}), else it is written here.
  */
 final class PgConnectionSubclass {
     private static final String NAME = "io/lockhygiene/agent/generated/LockHygienePGConnection";

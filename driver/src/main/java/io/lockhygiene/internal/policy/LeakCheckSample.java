@@ -12,10 +12,11 @@ import java.util.function.DoubleSupplier;
  */
 public final class LeakCheckSample {
     private final double rate;
+    /** null: ThreadLocalRandom (no class of ours to load for it at a first connection) */
     private final DoubleSupplier uniform;
     private long countdown;
 
-    /** @param uniform values in [0, 1) (tests pass a fixed sequence) */
+    /** @param uniform values in [0, 1) (tests pass a fixed sequence); null for ThreadLocalRandom's */
     LeakCheckSample(double rate, DoubleSupplier uniform) {
         if (!(rate > 0 && rate <= 1)) {
             throw new IllegalArgumentException("a sample rate is in (0, 1], not " + rate);
@@ -31,15 +32,7 @@ public final class LeakCheckSample {
         if (rate <= 0 || LockPolicy.off(settings) || settings.leakCheck() != io.lockhygiene.settings.Settings.LeakCheck.TRACKED) {
             return null;
         }
-        return new LeakCheckSample(rate, new ThreadRandom());
-    }
-
-    /** A named class, not a lambda: the first connection of a service would bootstrap one (start-up cost). */
-    private static final class ThreadRandom implements java.util.function.DoubleSupplier {
-        @Override
-        public double getAsDouble() {
-            return ThreadLocalRandom.current().nextDouble();
-        }
+        return new LeakCheckSample(rate, null);
     }
 
     /** Counts one end; true when this one is sampled (then the next gap is drawn). */
@@ -56,7 +49,7 @@ public final class LeakCheckSample {
         if (rate >= 1) {
             return 1;
         }
-        double u = 1 - uniform.getAsDouble(); // (0, 1]
+        double u = 1 - (uniform == null ? ThreadLocalRandom.current().nextDouble() : uniform.getAsDouble()); // (0, 1]
         double misses = Math.floor(Math.log(u) / Math.log1p(-rate));
         return 1 + (misses > 1e12 ? (long) 1e12 : (long) misses);
     }
