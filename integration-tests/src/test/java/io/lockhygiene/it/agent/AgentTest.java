@@ -271,4 +271,52 @@ class AgentTest {
         assertTrue(out.contains("hello from a service without pgjdbc"), out);
         assertFalse(out.contains("could not instrument"), out);
     }
+
+    /**
+     * A first connection's classes: the PGConnection subclass comes from the build when the service's pgjdbc
+     * is the build's (no class writer loaded), and no bytecode library, SQL parser or lambda of ours loads on
+     * the way to a first query. Control: the same agent jar without the build's subclass writes it at run
+     * time (the class writer loads), and casts work either way.
+     */
+    @Test
+    void aFirstConnectionTakesTheBuildsSubclassAndLoadsNoLibraryOrLambdaOfOurs(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        String built = classesLoaded(AGENT, dir.resolve("built.log"));
+        assertTrue(built.contains(" io.lockhygiene.agent.generated.LockHygienePGConnection "), built);
+        assertFalse(built.contains(" io.lockhygiene.agent.ForwardingClass "), "the subclass was written at run time");
+        assertFalse(built.contains(" io.lockhygiene.agent.shaded."), "a relocated library loaded");
+        assertFalse(Pattern.compile(" io\\.lockhygiene\\.(?!it\\.)\\S*\\$\\$Lambda").matcher(built).find(), "a lambda of ours");
+
+        Path without = dir.resolve("agent-without-pregenerated.jar");
+        try (java.util.zip.ZipFile in = new java.util.zip.ZipFile(AGENT.toFile());
+             java.util.zip.ZipOutputStream out = new java.util.zip.ZipOutputStream(Files.newOutputStream(without))) {
+            for (java.util.zip.ZipEntry e : java.util.Collections.list(in.entries())) {
+                if (!e.getName().startsWith("io/lockhygiene/agent/generated/")) {
+                    out.putNextEntry(new java.util.zip.ZipEntry(e.getName()));
+                    try (InputStream body = in.getInputStream(e)) {
+                        body.transferTo(out);
+                    }
+                    out.closeEntry();
+                }
+            }
+        }
+        String written = classesLoaded(without, dir.resolve("written.log"));
+        assertTrue(written.contains(" io.lockhygiene.agent.ForwardingClass "), written);
+        assertTrue(written.contains(" io.lockhygiene.agent.generated.LockHygienePGConnection "), written);
+    }
+
+    /** Runs the cast scenario with this agent jar; the classes the JVM loaded, one per line. */
+    private String classesLoaded(Path agentJar, Path log) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(java(), "-javaagent:" + agentJar.toAbsolutePath(),
+                "-Xlog:class+load=info:file=" + log.toAbsolutePath(), "-cp", serviceClassPath(false),
+                SampleService.class.getName()));
+        cmd.addAll(List.of(args("cast", Route.DIRECT, 0, "none")));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        String out = drain(p.getInputStream());
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue(), out);
+        assertTrue(out.contains("cast ok"), out);
+        return Files.readString(log);
+    }
 }
