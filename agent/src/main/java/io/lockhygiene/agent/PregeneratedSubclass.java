@@ -45,8 +45,9 @@ final class PregeneratedSubclass {
     /** {@code PGConnection-<crc32 hex>-<size>.bin} of the class file this interface was loaded from, or null. */
     static String key(Class<?> pgInterface) throws IOException {
         Path source = sourceOf(pgInterface);
-        if (source == null) {
-            return keyFromResource(pgInterface.getClassLoader()); // a nested jar (Spring Boot), for one
+        if (source == null) { // a nested jar (Spring Boot), for one
+            CodeSource cs = pgInterface.getProtectionDomain().getCodeSource();
+            return cs == null ? null : keyFromResource(pgInterface.getClassLoader(), cs.getLocation());
         }
         if (Files.isDirectory(source)) {
             return keyOf(Files.readAllBytes(source.resolve(PG_CONNECTION_CLASS)));
@@ -60,11 +61,12 @@ final class PregeneratedSubclass {
     /**
      * The key through the class loader's resource URL, for class files that are not in a local jar or
      * directory: a jar connection (Spring Boot's nested jars have one) gives the entry's CRC without reading
-     * it; anything else is read.
+     * it; anything else is read. Only a resource under {@code location} (where the interface was loaded from)
+     * counts: a loader that asks its parent first could find another pgjdbc's copy.
      */
-    static String keyFromResource(ClassLoader loader) throws IOException {
+    static String keyFromResource(ClassLoader loader, URL location) throws IOException {
         URL url = loader == null ? ClassLoader.getSystemResource(PG_CONNECTION_CLASS) : loader.getResource(PG_CONNECTION_CLASS);
-        if (url == null) {
+        if (url == null || location == null || !url.toString().startsWith(location.toString())) {
             return null;
         }
         URLConnection connection = url.openConnection();

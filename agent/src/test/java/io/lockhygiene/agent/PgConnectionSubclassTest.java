@@ -85,7 +85,8 @@ class PgConnectionSubclassTest {
 
     /**
      * A PGConnection that is not in a local jar (a Spring Boot nested jar, say) is keyed through its class
-     * loader's resource URL: a jar connection's entry, or the bytes behind any other URL, give the same key.
+     * loader's resource URL: a jar connection's entry, or the bytes behind any other URL, give the same key;
+     * a resource found elsewhere than where the interface came from gives none.
      */
     @Test
     void aClassFileReachedOnlyThroughItsUrlHasTheSameKey(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
@@ -94,7 +95,9 @@ class PgConnectionSubclassTest {
         assertNotNull(key);
         java.net.URL jar = PGConnection.class.getProtectionDomain().getCodeSource().getLocation();
         try (java.net.URLClassLoader viaJar = new java.net.URLClassLoader(new java.net.URL[] {jar}, null)) {
-            assertEquals(key, PregeneratedSubclass.keyFromResource(viaJar));
+            java.net.URL inJar = new java.net.URL("jar:" + jar + "!/");
+            assertEquals(key, PregeneratedSubclass.keyFromResource(viaJar, inJar));
+            assertNull(PregeneratedSubclass.keyFromResource(viaJar, dir.toUri().toURL()), "another location's copy");
         }
         java.nio.file.Path copy = dir.resolve(PregeneratedSubclass.PG_CONNECTION_CLASS);
         java.nio.file.Files.createDirectories(copy.getParent());
@@ -102,7 +105,7 @@ class PgConnectionSubclassTest {
             java.nio.file.Files.copy(in, copy);
         }
         try (java.net.URLClassLoader viaDirectory = new java.net.URLClassLoader(new java.net.URL[] {dir.toUri().toURL()}, null)) {
-            assertEquals(key, PregeneratedSubclass.keyFromResource(viaDirectory));
+            assertEquals(key, PregeneratedSubclass.keyFromResource(viaDirectory, dir.toUri().toURL()));
         }
     }
 }

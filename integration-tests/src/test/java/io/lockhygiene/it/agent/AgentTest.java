@@ -319,4 +319,110 @@ class AgentTest {
         assertTrue(out.contains("cast ok"), out);
         return Files.readString(log);
     }
+
+    /**
+     * The service packaged as a Spring Boot executable jar (Boot's launcher, pgjdbc and HikariCP nested in
+     * BOOT-INF/lib, loaded by Boot's class loader): casts work and take the build's subclass (found through
+     * the nested jar's URL), and a pool return is a leak-check point. Control: the same jar without the agent
+     * lets the lock ride back into the pool.
+     */
+    @Test
+    void aSpringBootExecutableJarIsGuarded(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path jar = bootJar(dir);
+        long key = 970_060;
+        Path log = dir.resolve("boot.log");
+        Run cast = bootService(jar, "", log, args("cast", Route.DIRECT, 0, "none"));
+        assertTrue(cast.result().contains("cast ok"), cast.output());
+        assertTrue(cast.result().contains("LockHygiene"), "the connection is guarded: " + cast.result());
+        String loaded = Files.readString(log);
+        assertTrue(loaded.contains(" org.postgresql.PGConnection source: jar:nested:"), "pgjdbc from the nested jar");
+        assertTrue(loaded.contains(" io.lockhygiene.agent.generated.LockHygienePGConnection "), loaded);
+        assertFalse(loaded.contains(" io.lockhygiene.agent.ForwardingClass "), "the subclass was written at run time");
+
+        Run plain = bootService(jar, null, null, args("leak", Route.DIRECT, key, "hikari"));
+        assertEquals(1, plain.number("heldAfterReturn"), "control: the lock rides back into the pool\n" + plain.output());
+        Run guarded = bootService(jar, "", null, args("leak", Route.DIRECT, key, "hikari"));
+        assertEquals(0, guarded.number("heldAfterReturn"), guarded.output());
+        assertTrue(guarded.output().contains("released leaked session advisory lock " + key), guarded.output());
+    }
+
+    private Run bootService(Path jar, String agentOptions, Path log, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(java()));
+        if (agentOptions != null) {
+            cmd.add("-javaagent:" + AGENT.toAbsolutePath() + (agentOptions.isEmpty() ? "" : "=" + agentOptions));
+        }
+        if (log != null) {
+            cmd.add("-Xlog:class+load=info:file=" + log.toAbsolutePath());
+        }
+        cmd.addAll(List.of("-jar", jar.toAbsolutePath().toString()));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        String out = drain(p.getInputStream());
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue(), out);
+        return new Run(p.exitValue(), out);
+    }
+
+    /**
+     * {@link SampleService} as Spring Boot's Maven plugin would package it: the launcher's classes at the root,
+     * this module's classes in BOOT-INF/classes, the libraries it uses stored (not deflated) in BOOT-INF/lib.
+     */
+    private static Path bootJar(Path dir) throws IOException {
+        Path jar = dir.resolve("service.jar");
+        Set<String> dirs = new java.util.HashSet<>();
+        try (java.util.zip.ZipOutputStream out = new java.util.zip.ZipOutputStream(Files.newOutputStream(jar))) {
+            put(out, dirs, "META-INF/MANIFEST.MF", ("Manifest-Version: 1.0\r\nMain-Class: "
+                    + "org.springframework.boot.loader.launch.JarLauncher\r\nStart-Class: " + SampleService.class.getName()
+                    + "\r\n\r\n").getBytes(StandardCharsets.UTF_8), false);
+            for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+                Path p = Paths.get(entry);
+                String name = p.getFileName().toString();
+                if (name.startsWith("spring-boot-loader-")) {
+                    try (java.util.zip.ZipFile loader = new java.util.zip.ZipFile(p.toFile())) {
+                        for (java.util.zip.ZipEntry e : java.util.Collections.list(loader.entries())) {
+                            if (e.getName().startsWith("org/") && !e.isDirectory()) {
+                                try (InputStream in = loader.getInputStream(e)) {
+                                    put(out, dirs, e.getName(), in.readAllBytes(), false);
+                                }
+                            }
+                        }
+                    }
+                } else if (Files.isDirectory(p) && entry.contains("integration-tests")) {
+                    try (Stream<Path> files = Files.walk(p)) {
+                        for (Path f : (Iterable<Path>) files.filter(Files::isRegularFile)::iterator) {
+                            put(out, dirs, "BOOT-INF/classes/" + p.relativize(f).toString().replace(File.separatorChar, '/'),
+                                    Files.readAllBytes(f), false);
+                        }
+                    }
+                } else if (name.matches("(postgresql|HikariCP|commons-dbcp2|commons-pool2|commons-logging|slf4j-api|slf4j-simple)-.*\\.jar")) {
+                    put(out, dirs, "BOOT-INF/lib/" + name, Files.readAllBytes(p), true);
+                }
+            }
+        }
+        return jar;
+    }
+
+    private static void put(java.util.zip.ZipOutputStream out, Set<String> dirs, String name, byte[] data, boolean stored)
+            throws IOException {
+        for (int slash = name.indexOf('/'); slash >= 0; slash = name.indexOf('/', slash + 1)) {
+            String d = name.substring(0, slash + 1);
+            if (dirs.add(d)) {
+                out.putNextEntry(new java.util.zip.ZipEntry(d));
+                out.closeEntry();
+            }
+        }
+        java.util.zip.ZipEntry e = new java.util.zip.ZipEntry(name);
+        if (stored) {
+            java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+            crc.update(data);
+            e.setMethod(java.util.zip.ZipEntry.STORED);
+            e.setSize(data.length);
+            e.setCompressedSize(data.length);
+            e.setCrc(crc.getValue());
+        }
+        out.putNextEntry(e);
+        out.write(data);
+        out.closeEntry();
+    }
 }
