@@ -20,7 +20,7 @@ import io.lockhygiene.settings.Settings;
  * (against the PGConnection the service actually has) into a class loader below pgjdbc's, which sees
  * pgjdbc and, through its parents, LockHygiene; each PGConnection method forwards to the pgjdbc
  * connection underneath. Its class file comes from the build when the service's PGConnection class file is
- * the one the build saw ({@link PregeneratedSubclass}), else it is written here.
+ * the one the build saw ({@link Pregenerated}), else it is written here.
  */
 final class PgConnectionSubclass {
     private static final String NAME = "io/lockhygiene/agent/generated/LockHygienePGConnection";
@@ -94,7 +94,7 @@ final class PgConnectionSubclass {
     }
 
     private static Constructor<?> define(Class<?> pgInterface) {
-        byte[] bytes = PregeneratedSubclass.lookUp(pgInterface); // this pgjdbc's PGConnection seen at build time
+        byte[] bytes = Pregenerated.subclass(pgInterface); // this pgjdbc's PGConnection seen at build time
         if (bytes == null) {
             bytes = write(pgInterface, forwards(pgInterface));
         }

@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * </ul>
  * Every other class is one string comparison. A class loader that cannot see our hooks is left alone.
  * A class as it first loads (the -javaagent case) is edited by {@link MethodWrap}, a few hundred bytes of
- * our own code; a class already loaded (attach) cannot gain a method, so {@link InsertHooks} inserts the
+ * our own code (or taken as the build edited it, when it is the class file the build saw: {@link Pregenerated}); a class already loaded (attach) cannot gain a method, so {@link InsertHooks} inserts the
  * calls into the method itself with the ASM that ByteBuddy carries, loaded only then. (ByteBuddy's
  * AgentBuilder loads some 900 classes, over half a second; ASM's ~30 classes cost tens of milliseconds
  * before a service's first query, which is why premain does without them.)
@@ -59,11 +59,11 @@ final class PgjdbcTransformer implements ClassFileTransformer {
             }
             boolean driver = DRIVER.equals(className);
             if (redefined == null || wrappedAtLoad(loader, className)) {
-                byte[] edited;
+                byte[] edited = Pregenerated.edited(className, bytes); // this very class file, edited by the build
                 try {
-                    edited = driver
-                            ? MethodWrap.wrap(bytes, "connect", CONNECT_DESC, MethodWrap.RESULT_THROUGH_HOOK, HOOKS, "onConnect", ON_CONNECT_DESC)
-                            : MethodWrap.wrap(bytes, "close", "()V", MethodWrap.HOOK_FIRST, HOOKS, "onPoolReturn", "(Ljava/sql/Connection;)V");
+                    if (edited == null) {
+                        edited = wrapAtLoad(className, bytes);
+                    }
                 } catch (IllegalArgumentException notUnderstood) {
                     return redefined == null ? InsertHooks.edit(bytes, driver) : null; // ASM knows more class files
                 }
@@ -77,6 +77,17 @@ final class PgjdbcTransformer implements ClassFileTransformer {
             report(className, e.toString());
             return null;
         }
+    }
+
+    /**
+     * The edit of a target class as it loads (the build makes the same one ahead, {@link Pregenerate}).
+     *
+     * @throws IllegalArgumentException when MethodWrap does not understand the class file
+     */
+    static byte[] wrapAtLoad(String className, byte[] bytes) {
+        return DRIVER.equals(className)
+                ? MethodWrap.wrap(bytes, "connect", CONNECT_DESC, MethodWrap.RESULT_THROUGH_HOOK, HOOKS, "onConnect", ON_CONNECT_DESC)
+                : MethodWrap.wrap(bytes, "close", "()V", MethodWrap.HOOK_FIRST, HOOKS, "onPoolReturn", "(Ljava/sql/Connection;)V");
     }
 
     private boolean wrappedAtLoad(ClassLoader loader, String className) {

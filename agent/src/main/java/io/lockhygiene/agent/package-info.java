@@ -2,8 +2,9 @@
  * The -javaagent: the edits that make every pgjdbc connection of an unchanged service a guarded one
  * ({@link io.lockhygiene.agent.PgjdbcTransformer}: {@link io.lockhygiene.agent.MethodWrap} as classes load,
  * {@link io.lockhygiene.agent.InsertHooks} with ASM when attached), and the forwarding PGConnection subclass
- * (its class file from the build when it fits the service's pgjdbc). Two classes here run at build time
- * only and are left out of the jar: {@code PregenerateSubclass} and {@code StoreOwnClasses}.
+ * (these class files come from the build when the service's class files are the build's: {@link
+ * io.lockhygiene.agent.Pregenerated}). Two classes here run at build time only and are left out of the jar:
+ * {@code Pregenerate} and {@code StoreOwnClasses}.
  *
  * <h2>Lock order</h2>
  * One lock, never held with another: the transformer's {@code wrapped} map (its own monitor), held for a

@@ -32,15 +32,15 @@ class PgConnectionSubclassTest {
      */
     @Test
     void theBuildsPgjdbcGetsThePregeneratedSubclassWhichEqualsTheRunTimeOne() {
-        byte[] pregenerated = PregeneratedSubclass.lookUp(PGConnection.class);
+        byte[] pregenerated = Pregenerated.subclass(PGConnection.class);
         assertNotNull(pregenerated, "no pregenerated subclass for the test class path's pgjdbc");
-        assertArrayEquals(PregenerateSubclass.write(PGConnection.class), pregenerated);
+        assertArrayEquals(Pregenerate.subclass(PGConnection.class), pregenerated);
     }
 
     /** Another PGConnection class file (here: a class directory without one) has no key: written at run time. */
     @Test
     void aClassFileTheBuildDidNotSeeHasNoPregeneratedSubclass() {
-        assertNull(PregeneratedSubclass.lookUp(PgConnectionSubclassTest.class));
+        assertNull(Pregenerated.subclass(PgConnectionSubclassTest.class));
     }
 
     /** The run-time writer's class, for a pgjdbc the build did not see, leaves no method abstract either. */
@@ -91,21 +91,21 @@ class PgConnectionSubclassTest {
     @Test
     void aClassFileReachedOnlyThroughItsUrlHasTheSameKey(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
             throws Exception {
-        String key = PregeneratedSubclass.key(PGConnection.class);
+        String key = Pregenerated.subclassKey(PGConnection.class);
         assertNotNull(key);
         java.net.URL jar = PGConnection.class.getProtectionDomain().getCodeSource().getLocation();
         try (java.net.URLClassLoader viaJar = new java.net.URLClassLoader(new java.net.URL[] {jar}, null)) {
             java.net.URL inJar = new java.net.URL("jar:" + jar + "!/");
-            assertEquals(key, PregeneratedSubclass.keyFromResource(viaJar, inJar));
-            assertNull(PregeneratedSubclass.keyFromResource(viaJar, dir.toUri().toURL()), "another location's copy");
+            assertEquals(key, "PGConnection-" + Pregenerated.keyFromResource(viaJar, inJar));
+            assertNull(Pregenerated.keyFromResource(viaJar, dir.toUri().toURL()), "another location's copy");
         }
-        java.nio.file.Path copy = dir.resolve(PregeneratedSubclass.PG_CONNECTION_CLASS);
+        java.nio.file.Path copy = dir.resolve(Pregenerated.PG_CONNECTION_CLASS);
         java.nio.file.Files.createDirectories(copy.getParent());
         try (java.io.InputStream in = PGConnection.class.getResourceAsStream("PGConnection.class")) {
             java.nio.file.Files.copy(in, copy);
         }
         try (java.net.URLClassLoader viaDirectory = new java.net.URLClassLoader(new java.net.URL[] {dir.toUri().toURL()}, null)) {
-            assertEquals(key, PregeneratedSubclass.keyFromResource(viaDirectory, dir.toUri().toURL()));
+            assertEquals(key, "PGConnection-" + Pregenerated.keyFromResource(viaDirectory, dir.toUri().toURL()));
         }
     }
 }

@@ -273,17 +273,18 @@ class AgentTest {
     }
 
     /**
-     * A first connection's classes: the PGConnection subclass comes from the build when the service's pgjdbc
-     * is the build's (no class writer loaded), and no bytecode library, SQL parser or lambda of ours loads on
-     * the way to a first query. Control: the same agent jar without the build's subclass writes it at run
-     * time (the class writer loads), and casts work either way.
+     * A first connection's classes: the PGConnection subclass and the edited Driver come from the build when
+     * the service's pgjdbc is the build's (no class writer or editor loaded), and no bytecode library, SQL
+     * parser or lambda of ours loads on the way to a first query. Control: the same agent jar without the
+     * build's files makes both at run time (writer and editor load), and casts work either way.
      */
     @Test
-    void aFirstConnectionTakesTheBuildsSubclassAndLoadsNoLibraryOrLambdaOfOurs(@org.junit.jupiter.api.io.TempDir Path dir)
+    void aFirstConnectionTakesTheBuildsClassesAndLoadsNoLibraryOrLambdaOfOurs(@org.junit.jupiter.api.io.TempDir Path dir)
             throws Exception {
         String built = classesLoaded(AGENT, dir.resolve("built.log"));
         assertTrue(built.contains(" io.lockhygiene.agent.generated.LockHygienePGConnection "), built);
         assertFalse(built.contains(" io.lockhygiene.agent.ForwardingClass "), "the subclass was written at run time");
+        assertFalse(built.contains(" io.lockhygiene.agent.MethodWrap "), "pgjdbc's Driver was edited at run time");
         assertFalse(built.contains(" io.lockhygiene.agent.shaded."), "a relocated library loaded");
         assertFalse(Pattern.compile(" io\\.lockhygiene\\.(?!it\\.)\\S*\\$\\$Lambda").matcher(built).find(), "a lambda of ours");
 
@@ -302,6 +303,7 @@ class AgentTest {
         }
         String written = classesLoaded(without, dir.resolve("written.log"));
         assertTrue(written.contains(" io.lockhygiene.agent.ForwardingClass "), written);
+        assertTrue(written.contains(" io.lockhygiene.agent.MethodWrap "), written);
         assertTrue(written.contains(" io.lockhygiene.agent.generated.LockHygienePGConnection "), written);
     }
 

@@ -15,35 +15,54 @@ import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
 /**
- * The PGConnection subclass's class file written at build time, for a first connection that should not pay
- * for writing it (reflection over PGConnection and the writing itself: about 10 ms of a cold JVM's main
- * thread). It is keyed by the CRC-32 and size of the {@code org/postgresql/PGConnection.class} it was made
- * from: a service whose pgjdbc carries that very class file gets those bytes, wherever the jar is (a local
- * jar or directory, or a jar nested in a Spring Boot jar); any other PGConnection gets the subclass written
- * at run time as before. Equal class files declare equal methods, so the key is exact, not a guess from a
- * version number. Local jars are read with {@link ZipFile}, not through the class loader's resource URLs
- * (which load the {@code jar:} URL machinery: some 4 ms cold against 0.5); a nested jar through its URL (its
- * loader has that machinery running already). The build writes the files with {@link PregenerateSubclass}.
+ * Class files the build made for the pgjdbc, HikariCP and DBCP2 it compiles and tests against, so that a
+ * service's start-up does not make them: the forwarding PGConnection subclass (reflection over PGConnection
+ * and writing the class: about 10 ms of a cold JVM's main thread) and the edited {@code Driver} and pool
+ * classes ({@link MethodWrap} and its class-file reader: a few ms). Each is keyed by the CRC-32 and size of
+ * the class file it was made from, so it is used exactly when the service has that very class file (equal
+ * class files, equal methods: not a guess from a version number); anything else is made at run time as
+ * before. The service's class files are read from the jar's central directory with {@link ZipFile} (or
+ * through the class loader's jar URL for a jar nested in a Spring Boot jar), ours from the agent jar the
+ * same way, not through the class loader's resource URLs (the {@code jar:} URL machinery costs some 4 ms
+ * cold against 0.5). The build writes the files with {@link Pregenerate}.
  */
-final class PregeneratedSubclass {
+final class Pregenerated {
     static final String PG_CONNECTION_CLASS = "org/postgresql/PGConnection.class";
     static final String FOLDER = "io/lockhygiene/agent/generated/";
 
-    private PregeneratedSubclass() {
+    private Pregenerated() {
     }
 
-    /** The build-time class file for this PGConnection, or null when there is none for it (or it cannot be read). */
-    static byte[] lookUp(Class<?> pgInterface) {
+    /** The build-time subclass for this PGConnection, or null when there is none for it (or it cannot be read). */
+    static byte[] subclass(Class<?> pgInterface) {
         try {
-            String key = key(pgInterface);
-            return key == null ? null : read(PregeneratedSubclass.class, FOLDER + key);
+            String key = subclassKey(pgInterface);
+            return key == null ? null : ours(key);
         } catch (IOException | RuntimeException e) {
             return null; // written at run time instead
         }
     }
 
+    /** The build-time edit of this class file ({@code className} internal), or null when the build saw another. */
+    static byte[] edited(String className, byte[] original) {
+        try {
+            return ours(editedKey(className, keyOf(original)));
+        } catch (IOException | RuntimeException e) {
+            return null; // edited at run time instead
+        }
+    }
+
+    static String editedKey(String className, String classFileKey) {
+        return className.replace('/', '.') + "-" + classFileKey;
+    }
+
     /** {@code PGConnection-<crc32 hex>-<size>.bin} of the class file this interface was loaded from, or null. */
-    static String key(Class<?> pgInterface) throws IOException {
+    static String subclassKey(Class<?> pgInterface) throws IOException {
+        String key = keyOfClassFile(pgInterface);
+        return key == null ? null : "PGConnection-" + key;
+    }
+
+    private static String keyOfClassFile(Class<?> pgInterface) throws IOException {
         Path source = sourceOf(pgInterface);
         if (source == null) { // a nested jar (Spring Boot), for one
             CodeSource cs = pgInterface.getProtectionDomain().getCodeSource();
@@ -93,22 +112,23 @@ final class PregeneratedSubclass {
         return e.getCrc() < 0 || e.getSize() < 0 ? null : keyOf(e.getCrc(), e.getSize());
     }
 
-    private static String keyOf(byte[] classFile) {
+    static String keyOf(byte[] classFile) {
         CRC32 crc = new CRC32();
         crc.update(classFile, 0, classFile.length);
         return keyOf(crc.getValue(), classFile.length);
     }
 
     private static String keyOf(long crc, long size) {
-        return "PGConnection-" + Long.toHexString(crc) + "-" + size + ".bin";
+        return Long.toHexString(crc) + "-" + size + ".bin";
     }
 
-    /** A file beside {@code owner}'s classes (in its jar or class directory), or null. */
-    private static byte[] read(Class<?> owner, String name) throws IOException {
-        Path source = sourceOf(owner);
+    /** A file the build put beside our classes (in the agent jar or class directory), or null. */
+    private static byte[] ours(String key) throws IOException {
+        Path source = sourceOf(Pregenerated.class);
         if (source == null) {
             return null;
         }
+        String name = FOLDER + key;
         if (Files.isDirectory(source)) {
             Path file = source.resolve(name);
             return Files.isRegularFile(file) ? Files.readAllBytes(file) : null;
