@@ -36,6 +36,7 @@ public final class LockHygieneAgent {
         Settings settings;
         java.util.Map<String, String> options;
         try {
+            // without options the parser's class is not even loaded (a start-up pays for each class)
             options = args == null || args.trim().isEmpty() ? java.util.Map.of() : AgentOptions.parse(args);
             settings = SettingsReader.read(options, System.getProperties(), new Lookup(null));
         } catch (IllegalArgumentException e) {

@@ -19,8 +19,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * </ul>
  * Every other class is one string comparison. A class loader that cannot see our hooks is left alone.
  * A class as it first loads (the -javaagent case) is edited by {@link MethodWrap}, a few hundred bytes of
- * our own code (or taken as the build edited it, when it is the class file the build saw: {@link Pregenerated}); a class already loaded (attach) cannot gain a method, so {@link InsertHooks} inserts the
- * calls into the method itself with the ASM that ByteBuddy carries, loaded only then. (ByteBuddy's
+ * our own code, or taken as the build edited it when it is the class file the build saw
+ * ({@link Pregenerated}); a class already loaded (attach) cannot gain a method, so {@link InsertHooks}
+ * inserts the calls into the method itself with the ASM that ByteBuddy carries, loaded only then. (ByteBuddy's
  * AgentBuilder loads some 900 classes, over half a second; ASM's ~30 classes cost tens of milliseconds
  * before a service's first query, which is why premain does without them.)
  */
