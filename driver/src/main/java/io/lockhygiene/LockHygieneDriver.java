@@ -50,13 +50,7 @@ public final class LockHygieneDriver implements Driver {
         Settings settings = settings(parsed, info);
         Driver pgjdbc = pgjdbcFor(parsed.targetUrl());
         Properties pgProps = ConnectionUrl.withoutOurKeys(info);
-        Connection raw;
-        Boolean mark = RawConnect.begin(); // the agent then leaves the wrapping to us
-        try {
-            raw = pgjdbc.connect(parsed.targetUrl(), pgProps);
-        } finally {
-            RawConnect.end(mark);
-        }
+        Connection raw = RawConnect.connect(pgjdbc, parsed.targetUrl(), pgProps); // the agent leaves the wrapping to us
         if (raw == null) {
             throw new SQLException("pgjdbc did not accept " + ConnectionUrl.redact(parsed.targetUrl()), "08001");
         }
@@ -66,14 +60,7 @@ public final class LockHygieneDriver implements Driver {
         // emulate's lock holder: one per process and database, placed from where this connection goes
         String endpoint = ConnectionUrl.redact(parsed.targetUrl()) + " (user " + pgProps.getProperty("user") + ")";
         return LockHygieneConnection.wrap(raw, settings, HolderRoute.ofUrl(endpoint, parsed.targetUrl(), pgProps, false,
-                (u, p) -> {
-                    Boolean holderMark = RawConnect.begin(); // a holder stays raw, also under the agent
-                    try {
-                        return pgjdbcFor(u).connect(u, p);
-                    } finally {
-                        RawConnect.end(holderMark);
-                    }
-                }));
+                (u, p) -> RawConnect.connect(pgjdbcFor(u), u, p))); // a holder stays raw, also under the agent
     }
 
     static Settings settings(ConnectionUrl parsed, Properties info) throws SQLException {

@@ -87,12 +87,7 @@ public final class AgentHooks {
 
         @Override
         public Connection open(String url, Properties props) throws java.sql.SQLException {
-            Boolean mark = RawConnect.begin();
-            try {
-                return pgjdbc.connect(url, props);
-            } finally {
-                RawConnect.end(mark);
-            }
+            return RawConnect.connect(pgjdbc, url, props);
         }
     }
 

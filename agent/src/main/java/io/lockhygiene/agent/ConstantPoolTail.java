@@ -10,8 +10,8 @@ import java.util.Map;
  * Together with {@link MethodWrap} and {@link ForwardingClass} it replaces ASM where the agent runs at
  * start-up: the class file format is fixed and what we write is straight-line code (no branches, so no
  * stack map frames), and loading ASM's ~30 classes cost a service tens of milliseconds before its first
- * query (and lambdas are avoided for the same reason). Names and descriptors are ASCII (Java identifiers of classes we know), so Utf8 entries are the
- * names' bytes as they are.
+ * query (and lambdas are avoided for the same reason). Names and descriptors are ASCII (Java identifiers
+ * of classes we know), so Utf8 entries are the names' bytes as they are.
  */
 final class ConstantPoolTail {
     private static final int UTF8 = 1;

@@ -49,7 +49,7 @@ final class InsertHooks {
                 super.visitVarInsn(Opcodes.ALOAD, 0);
                 super.visitVarInsn(Opcodes.ALOAD, 1);
                 super.visitVarInsn(Opcodes.ALOAD, 2);
-                super.visitMethodInsn(Opcodes.INVOKESTATIC, PgjdbcTransformer.HOOKS, "onConnect",
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, PgjdbcTransformer.HOOKS, PgjdbcTransformer.ON_CONNECT,
                         PgjdbcTransformer.ON_CONNECT_DESC, false);
             }
             super.visitInsn(opcode);
@@ -66,7 +66,8 @@ final class InsertHooks {
         public void visitCode() {
             super.visitCode();
             super.visitVarInsn(Opcodes.ALOAD, 0);
-            super.visitMethodInsn(Opcodes.INVOKESTATIC, PgjdbcTransformer.HOOKS, "onPoolReturn", "(Ljava/sql/Connection;)V", false);
+            super.visitMethodInsn(Opcodes.INVOKESTATIC, PgjdbcTransformer.HOOKS, PgjdbcTransformer.ON_POOL_RETURN,
+                    PgjdbcTransformer.ON_POOL_RETURN_DESC, false);
         }
     }
 }

@@ -8,8 +8,8 @@ import java.io.ByteArrayOutputStream;
  * our hook, in straight-line code. The original code stays byte for byte as compiled (offsets, frames,
  * line numbers), so nothing in it is rewritten; the price is one more frame in stack traces
  * ({@code lockhygiene$connect} under {@code connect}). Adding a method is allowed only while a class is
- * first defined: a class already loaded (attach) is edited by {@link PgjdbcTransformer}'s ASM path, and a
- * class edited here is edited here again when retransformed, so its shape never changes.
+ * first defined: a class already loaded (attach) is edited by {@link InsertHooks} with ASM, and a class
+ * edited here is edited here again when redefined, so its shape never changes.
  */
 final class MethodWrap {
     /** {@code connect(url, info)}: returns {@code HOOKS.hook(this.lockhygiene$connect(url, info), this, url, info)}. */

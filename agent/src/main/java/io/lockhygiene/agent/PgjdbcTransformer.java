@@ -31,8 +31,11 @@ final class PgjdbcTransformer implements ClassFileTransformer {
     static final String DBCP2 = "org/apache/commons/dbcp2/PoolableConnection";
     static final String HOOKS = "io/lockhygiene/agent/AgentHooks";
     static final String CONNECT_DESC = "(Ljava/lang/String;Ljava/util/Properties;)Ljava/sql/Connection;";
+    static final String ON_CONNECT = "onConnect";
     static final String ON_CONNECT_DESC =
             "(Ljava/sql/Connection;Ljava/sql/Driver;Ljava/lang/String;Ljava/util/Properties;)Ljava/sql/Connection;";
+    static final String ON_POOL_RETURN = "onPoolReturn";
+    static final String ON_POOL_RETURN_DESC = "(Ljava/sql/Connection;)V";
     private final AtomicBoolean reported = new AtomicBoolean();
     /**
      * Classes edited by {@link MethodWrap} as they loaded, per class loader: when such a class is redefined
@@ -87,8 +90,8 @@ final class PgjdbcTransformer implements ClassFileTransformer {
      */
     static byte[] wrapAtLoad(String className, byte[] bytes) {
         return DRIVER.equals(className)
-                ? MethodWrap.wrap(bytes, "connect", CONNECT_DESC, MethodWrap.RESULT_THROUGH_HOOK, HOOKS, "onConnect", ON_CONNECT_DESC)
-                : MethodWrap.wrap(bytes, "close", "()V", MethodWrap.HOOK_FIRST, HOOKS, "onPoolReturn", "(Ljava/sql/Connection;)V");
+                ? MethodWrap.wrap(bytes, "connect", CONNECT_DESC, MethodWrap.RESULT_THROUGH_HOOK, HOOKS, ON_CONNECT, ON_CONNECT_DESC)
+                : MethodWrap.wrap(bytes, "close", "()V", MethodWrap.HOOK_FIRST, HOOKS, ON_POOL_RETURN, ON_POOL_RETURN_DESC);
     }
 
     private boolean wrappedAtLoad(ClassLoader loader, String className) {

@@ -19,11 +19,7 @@ class PgConnectionSubclassTest {
     @Test
     void theSubclassLeavesNoPgConnectionMethodAbstract() throws Exception {
         Class<?> made = PgConnectionSubclass.subclassFor(PGConnection.class);
-        assertTrue(PGConnection.class.isAssignableFrom(made));
-        for (Method m : PGConnection.class.getMethods()) {
-            Method implemented = made.getMethod(m.getName(), m.getParameterTypes());
-            assertFalse(Modifier.isAbstract(implemented.getModifiers()), m.toString());
-        }
+        assertImplementsEveryPgConnectionMethod(made);
     }
 
     /**
@@ -52,11 +48,7 @@ class PgConnectionSubclassTest {
                 return defineClass("io.lockhygiene.agent.generated.LockHygienePGConnection", bytes, 0, bytes.length);
             }
         }.define();
-        assertTrue(PGConnection.class.isAssignableFrom(made));
-        for (Method m : PGConnection.class.getMethods()) {
-            Method implemented = made.getMethod(m.getName(), m.getParameterTypes());
-            assertFalse(Modifier.isAbstract(implemented.getModifiers()), m.toString());
-        }
+        assertImplementsEveryPgConnectionMethod(made);
     }
 
     /**
@@ -106,6 +98,14 @@ class PgConnectionSubclassTest {
         }
         try (java.net.URLClassLoader viaDirectory = new java.net.URLClassLoader(new java.net.URL[] {dir.toUri().toURL()}, null)) {
             assertEquals(key, "PGConnection-" + Pregenerated.keyFromResource(viaDirectory, dir.toUri().toURL()));
+        }
+    }
+
+    private static void assertImplementsEveryPgConnectionMethod(Class<?> made) throws NoSuchMethodException {
+        assertTrue(PGConnection.class.isAssignableFrom(made));
+        for (Method m : PGConnection.class.getMethods()) {
+            Method implemented = made.getMethod(m.getName(), m.getParameterTypes());
+            assertFalse(Modifier.isAbstract(implemented.getModifiers()), m.toString());
         }
     }
 }

@@ -1,5 +1,10 @@
 package io.lockhygiene.internal.jdbc;
 
+import java.sql.Connection;
+import java.sql.Driver;
+import java.sql.SQLException;
+import java.util.Properties;
+
 /**
  * Marks, per thread, a pgjdbc connect whose connection must stay raw: the one the jdbc:lockhygiene: driver
  * is about to wrap itself, or a lock holder's. The agent's hook on pgjdbc's connect asks {@link #active()}
@@ -16,18 +21,18 @@ public final class RawConnect {
         return ACTIVE.get() != null;
     }
 
-    /** @return what to hand to {@link #end}: the mark as it was (a raw connect inside another stays marked) */
-    public static Boolean begin() {
-        Boolean previous = ACTIVE.get();
+    /** {@code pgjdbc.connect(url, props)}, marked: the connection it returns stays raw. */
+    public static Connection connect(Driver pgjdbc, String url, Properties props) throws SQLException {
+        Boolean previous = ACTIVE.get(); // a raw connect inside another stays marked
         ACTIVE.set(Boolean.TRUE);
-        return previous;
-    }
-
-    public static void end(Boolean previous) {
-        if (previous == null) {
-            ACTIVE.remove();
-        } else {
-            ACTIVE.set(previous);
+        try {
+            return pgjdbc.connect(url, props);
+        } finally {
+            if (previous == null) {
+                ACTIVE.remove();
+            } else {
+                ACTIVE.set(previous);
+            }
         }
     }
 }

@@ -80,11 +80,25 @@ class AgentTest {
         }
         cmd.add(SampleService.class.getName());
         cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        p.getOutputStream().close();
-        String out = drain(p.getInputStream());
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS));
-        return new Run(p.exitValue(), out);
+        return run(cmd);
+    }
+
+    /** Runs a child JVM to its end, at most 120 s (then it is killed and the test fails), output and errors together. */
+    private static Run run(List<String> cmd) throws IOException, InterruptedException {
+        Path out = Files.createTempFile("lockhygiene-agent-test", ".out");
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+            p.getOutputStream().close();
+            boolean ended = p.waitFor(120, TimeUnit.SECONDS);
+            if (!ended) {
+                p.destroyForcibly();
+            }
+            String output = new String(Files.readAllBytes(out), StandardCharsets.UTF_8);
+            assertTrue(ended, "no end within 120 s:\n" + output);
+            return new Run(p.exitValue(), output);
+        } finally {
+            Files.deleteIfExists(out);
+        }
     }
 
     private static String drain(InputStream in) throws IOException {
@@ -313,12 +327,9 @@ class AgentTest {
                 "-Xlog:class+load=info:file=" + log.toAbsolutePath(), "-cp", serviceClassPath(false),
                 SampleService.class.getName()));
         cmd.addAll(List.of(args("cast", Route.DIRECT, 0, "none")));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        p.getOutputStream().close();
-        String out = drain(p.getInputStream());
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS));
-        assertEquals(0, p.exitValue(), out);
-        assertTrue(out.contains("cast ok"), out);
+        Run cast = run(cmd);
+        assertEquals(0, cast.exit(), cast.output());
+        assertTrue(cast.output().contains("cast ok"), cast.output());
         return Files.readString(log);
     }
 
@@ -358,12 +369,9 @@ class AgentTest {
         }
         cmd.addAll(List.of("-jar", jar.toAbsolutePath().toString()));
         cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        p.getOutputStream().close();
-        String out = drain(p.getInputStream());
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS));
-        assertEquals(0, p.exitValue(), out);
-        return new Run(p.exitValue(), out);
+        Run run = run(cmd);
+        assertEquals(0, run.exit(), run.output());
+        return run;
     }
 
     /**
