@@ -6,6 +6,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.settings.SettingsReader;
+import io.lockhygiene.settings.Setting;
 import io.lockhygiene.settings.Settings;
 
 /**
@@ -35,10 +36,12 @@ public final class LockHygieneAgent {
         }
         Settings settings;
         java.util.Map<String, String> options;
+        boolean watchAlways;
         try {
             // without options the parser's class is not even loaded (a start-up pays for each class)
             options = args == null || args.trim().isEmpty() ? java.util.Map.of() : AgentOptions.parse(args);
             settings = SettingsReader.read(options, System.getProperties(), new Lookup(null));
+            watchAlways = attached || watchAlways(SettingsReader.jvmWide(Setting.AGENT_WATCH, new Lookup(options)));
         } catch (IllegalArgumentException e) {
             System.err.println("[lockhygiene agent] not installed, the service runs unprotected: " + e.getMessage());
             return;
@@ -46,7 +49,7 @@ public final class LockHygieneAgent {
         AgentHooks.install(settings);
         io.lockhygiene.internal.events.ProcessReportsSwitch.installOnce(new Lookup(options));
         try {
-            PgjdbcTransformer transformer = new PgjdbcTransformer();
+            PgjdbcTransformer transformer = new PgjdbcTransformer(watchAlways ? null : inst);
             // At start-up, not retransformable: the JVM then keeps no copy of every class's bytes for
             // retransformation (some 1,500 classes before a service's first query), and our edit stays part
             // of the bytes another agent's retransformation starts from. Attached, we must retransform the
@@ -65,6 +68,21 @@ public final class LockHygieneAgent {
             return;
         }
         System.err.println("[lockhygiene agent] installed: " + settings);
+    }
+
+    /**
+     * {@code agentWatch}: {@code auto} (unset) lets the transformer stop once the class path's targets are
+     * edited ({@link PgjdbcTransformer}); {@code always} keeps it for every class loader.
+     */
+    private static boolean watchAlways(String value) {
+        if (value == null || value.trim().equalsIgnoreCase("auto")) {
+            return false;
+        }
+        if (value.trim().equalsIgnoreCase("always")) {
+            return true;
+        }
+        throw new IllegalArgumentException("Bad value '" + value + "' for " + Setting.AGENT_WATCH.key()
+                + "; allowed: auto, always");
     }
 
     /**

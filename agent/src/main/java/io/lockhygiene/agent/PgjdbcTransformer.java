@@ -1,6 +1,7 @@
 package io.lockhygiene.agent;
 
 import java.lang.instrument.ClassFileTransformer;
+import java.lang.instrument.Instrumentation;
 import java.security.ProtectionDomain;
 import java.util.HashSet;
 import java.util.Map;
@@ -36,7 +37,19 @@ final class PgjdbcTransformer implements ClassFileTransformer {
             "(Ljava/sql/Connection;Ljava/sql/Driver;Ljava/lang/String;Ljava/util/Properties;)Ljava/sql/Connection;";
     static final String ON_POOL_RETURN = "onPoolReturn";
     static final String ON_POOL_RETURN_DESC = "(Ljava/sql/Connection;)V";
+    private static final String[] TARGETS = {DRIVER, HIKARI, DBCP2};
     private final AtomicBoolean reported = new AtomicBoolean();
+    /**
+     * Set when this transformer may stop watching (started with -javaagent and {@code agentWatch=auto}): once
+     * the system class loader has loaded, edited, each target it can see, nothing on the class path is left
+     * to edit, and every later class load would still pay the JVM's hook (for a class from the JDK's archive,
+     * a read of its class file and a call into Java: about 8 ms of a minimal service's start-up). A target
+     * another class loader loads after that is not edited; {@code agentWatch=always} keeps watching. Null:
+     * watch for as long as the JVM runs (attached, or always).
+     */
+    private final Instrumentation stopWhenDone;
+    /** The targets the system class loader loaded and we edited. Guarded by {@link #wrapped}. */
+    private final Set<String> editedOnClassPath = new HashSet<>();
     /**
      * Classes edited by {@link MethodWrap} as they loaded, per class loader: when such a class is redefined
      * (a debugger's hot swap) or, attached, retransformed, the new bytes get the same edit, since a
@@ -45,6 +58,10 @@ final class PgjdbcTransformer implements ClassFileTransformer {
      * Guarded by itself; nothing inside but set operations.
      */
     private final Map<ClassLoader, Set<String>> wrapped = new WeakHashMap<>();
+
+    PgjdbcTransformer(Instrumentation stopWhenDone) {
+        this.stopWhenDone = stopWhenDone;
+    }
 
     static boolean isTarget(String internalName) {
         return DRIVER.equals(internalName) || HIKARI.equals(internalName) || DBCP2.equals(internalName);
@@ -69,10 +86,18 @@ final class PgjdbcTransformer implements ClassFileTransformer {
                         edited = wrapAtLoad(className, bytes);
                     }
                 } catch (IllegalArgumentException notUnderstood) {
-                    return redefined == null ? InsertHooks.edit(bytes, driver) : null; // ASM knows more class files
+                    if (redefined != null) {
+                        return null;
+                    }
+                    edited = InsertHooks.edit(bytes, driver); // ASM knows more class files
+                    if (edited != null) {
+                        stopIfClassPathDone(loader, className);
+                    }
+                    return edited;
                 }
                 if (edited != null && redefined == null) {
                     rememberWrapped(loader, className);
+                    stopIfClassPathDone(loader, className);
                 }
                 return edited;
             }
@@ -92,6 +117,28 @@ final class PgjdbcTransformer implements ClassFileTransformer {
         return DRIVER.equals(className)
                 ? MethodWrap.wrap(bytes, "connect", CONNECT_DESC, MethodWrap.RESULT_THROUGH_HOOK, HOOKS, ON_CONNECT, ON_CONNECT_DESC)
                 : MethodWrap.wrap(bytes, "close", "()V", MethodWrap.HOOK_FIRST, HOOKS, ON_POOL_RETURN, ON_POOL_RETURN_DESC);
+    }
+
+    /**
+     * After an edit at load: when the system class loader has now loaded every target it can see, stop
+     * watching (see {@link #stopWhenDone}). The class path lookups run outside our lock.
+     */
+    private void stopIfClassPathDone(ClassLoader loader, String className) {
+        ClassLoader system = ClassLoader.getSystemClassLoader();
+        if (stopWhenDone == null || loader != system) {
+            return;
+        }
+        Set<String> edited;
+        synchronized (wrapped) {
+            editedOnClassPath.add(className);
+            edited = new HashSet<>(editedOnClassPath);
+        }
+        for (String target : TARGETS) {
+            if (!edited.contains(target) && system.getResource(target + ".class") != null) {
+                return; // that one may still load: keep watching
+            }
+        }
+        stopWhenDone.removeTransformer(this);
     }
 
     private boolean wrappedAtLoad(ClassLoader loader, String className) {

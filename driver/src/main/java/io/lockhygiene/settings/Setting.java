@@ -28,7 +28,12 @@ public enum Setting {
     HOLDER_URL("lockhygiene.holderUrl", "auto", "auto|pooler|jdbc:postgresql://...",
             "emulate: where the process's lock holder connects: auto (the server's own address when the"
                     + " application reaches it through a pooler and it answers, else the pooler), pooler (the"
-                    + " application's own route), or a pgjdbc URL (the server, or a session-mode PgBouncer entry)");
+                    + " application's own route), or a pgjdbc URL (the server, or a session-mode PgBouncer entry)"),
+    AGENT_WATCH("lockhygiene.agentWatch", "auto", "auto|always",
+            "JVM-wide, the agent only: auto stops watching class loading once the class path's pgjdbc Driver (and"
+                    + " HikariCP's and DBCP2's pool classes, when the class path has them) are edited, which spares every"
+                    + " later class load the JVM's hook; always keeps watching every class loader (for a second pgjdbc"
+                    + " loaded later by another class loader)");
 
     public static final String PREFIX = "lockhygiene.";
 
@@ -65,9 +70,12 @@ public enum Setting {
         return description;
     }
 
-    /** True for the keys that act on the whole JVM (the report file, the exit status), not on one connection. */
+    /**
+     * True for the keys that act on the whole JVM (the report file, the exit status, the agent's class-load
+     * watch), not on one connection.
+     */
     public boolean isJvmWide() {
-        return this == REPORT || this == FAIL_ON_VIOLATION;
+        return this == REPORT || this == FAIL_ON_VIOLATION || this == AGENT_WATCH;
     }
 
     /** The setting for a full key (case-sensitive, as written in docs), or null. */

@@ -3,6 +3,7 @@ package io.lockhygiene.internal.events;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
+import io.lockhygiene.internal.settings.SettingsReader;
 import io.lockhygiene.settings.Setting;
 
 /**
@@ -28,21 +29,10 @@ public final class ProcessReportsSwitch {
         if (!INSTALLED.compareAndSet(false, true)) {
             return;
         }
-        String path = lookup(Setting.REPORT, explicit);
-        boolean fail = Boolean.parseBoolean(lookup(Setting.FAIL_ON_VIOLATION, explicit));
+        String path = SettingsReader.jvmWide(Setting.REPORT, explicit);
+        boolean fail = Boolean.parseBoolean(SettingsReader.jvmWide(Setting.FAIL_ON_VIOLATION, explicit));
         if ((path != null && !path.isEmpty()) || fail) {
             ProcessReports.start(path, fail);
         }
-    }
-
-    private static String lookup(Setting s, Function<String, String> explicit) {
-        String v = explicit.apply(s.key());
-        if (v == null) {
-            v = System.getProperty(s.key());
-        }
-        if (v == null) {
-            v = System.getenv(s.envName());
-        }
-        return v;
     }
 }

@@ -134,6 +134,21 @@ public final class SettingsReader {
         return value == null ? null : new String[] {value, "environment variable " + setting.envName()};
     }
 
+    /**
+     * A JVM-wide key's raw value, highest first: the explicit values (the agent's options, the starter's
+     * properties), system properties, the environment; null when unset everywhere.
+     */
+    public static String jvmWide(Setting setting, Function<String, String> explicit) {
+        String v = explicit.apply(setting.key());
+        if (v == null) {
+            v = System.getProperty(setting.key());
+        }
+        if (v == null) {
+            v = System.getenv(setting.envName());
+        }
+        return v;
+    }
+
     /** From system properties and the environment alone (the DataSource wrapper, the agent). */
     public static Settings fromEnvironment() {
         return read(Map.of(), System.getProperties(), System::getenv);

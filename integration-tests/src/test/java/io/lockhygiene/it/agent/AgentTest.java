@@ -276,14 +276,40 @@ class AgentTest {
 
     @Test
     void aServiceWithoutPgjdbcRunsAsIfNoAgentWereThere() throws Exception {
-        Process with = new ProcessBuilder(java(), "-javaagent:" + AGENT.toAbsolutePath(), "-cp", launcherClassPath(),
-                io.lockhygiene.it.bed.Hello.class.getName()).redirectErrorStream(true).start();
-        String out = drain(with.getInputStream());
-        assertTrue(with.waitFor(60, TimeUnit.SECONDS));
-        assertEquals(0, with.exitValue(), out);
+        Run with = run(List.of(java(), "-javaagent:" + AGENT.toAbsolutePath(), "-cp", launcherClassPath(),
+                io.lockhygiene.it.bed.Hello.class.getName()));
+        String out = with.output();
+        assertEquals(0, with.exit(), out);
         assertTrue(out.contains("[lockhygiene agent] installed"), out);
         assertTrue(out.contains("hello from a service without pgjdbc"), out);
         assertFalse(out.contains("could not instrument"), out);
+    }
+
+    /**
+     * {@code agentWatch}: by default the agent stops watching class loading once the class path's pgjdbc is
+     * edited (HikariCP and DBCP2 are not on this service's class path), so a second pgjdbc that a plugin's
+     * class loader loads later is not edited; {@code always} edits it too. Control: without the agent neither
+     * connection is guarded.
+     */
+    @ParameterizedTest(name = "agent options [{0}]")
+    @CsvSource(value = {"NONE, false, false", "'', true, false", "agentWatch=always, true, true"}, nullValues = "NONE")
+    void agentWatchDecidesWhetherALaterClassLoadersPgjdbcIsEdited(String options, boolean firstGuarded,
+                                                                   boolean secondGuarded) throws Exception {
+        String classPath = Arrays.stream(serviceClassPath(false).split(File.pathSeparator))
+                .filter(e -> !e.contains("HikariCP") && !e.contains("commons-dbcp2"))
+                .collect(Collectors.joining(File.pathSeparator));
+        List<String> cmd = new ArrayList<>(List.of(java()));
+        if (options != null) {
+            cmd.add("-javaagent:" + AGENT.toAbsolutePath() + (options.isEmpty() ? "" : "=" + options));
+        }
+        cmd.addAll(List.of("-cp", classPath, SecondPgjdbcService.class.getName(), bed.url(Route.DIRECT),
+                bed.endpoints().user(), bed.endpoints().password()));
+        Run run = run(cmd);
+        assertEquals(0, run.exit(), run.output());
+        Matcher m = Pattern.compile("RESULT first=(\\S+) second=(\\S+)").matcher(run.output());
+        assertTrue(m.find(), run.output());
+        assertEquals(firstGuarded, m.group(1).startsWith("io.lockhygiene."), run.output());
+        assertEquals(secondGuarded, m.group(2).startsWith("io.lockhygiene."), run.output());
     }
 
     /**
