@@ -19,17 +19,22 @@ import io.lockhygiene.it.bed.TestBed;
  * JVM's own uptime at that moment, and the wall time the parent sees), without and with
  * -javaagent:lockhygiene-agent.jar, and with an agent that does nothing (the JVM's own price of any agent),
  * interleaved. A benchmark, not a test: it prints figures.
- * Args: [ROUNDS] (default 21). Needs the agent jar built (mvn install).
+ * Args: [ROUNDS] (default 21) [minimal|wide]: the service's class path is by default a minimal service's
+ * (this module's classes and pgjdbc); {@code wide} gives it this module's 55 or so libraries too (HikariCP and
+ * DBCP2 among them, unused: the agent then watches class loading for the whole run). Needs the agent jar
+ * built (mvn install).
  */
 public final class AgentStartup {
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 21;
+        boolean wide = args.length > 1 && "wide".equals(args[1]);
         Path agent = Paths.get(System.getProperty("testbed.agentJar", "agent/target/lockhygiene-agent.jar")).toAbsolutePath();
         String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
         // The service's class path: this module's classes and its libraries, without any jar of ours (the agent,
         // the CLI and the JUnit extension carry the core too; on the class path they would serve our classes
         // ahead of the agent jar and measure another layout than a service's).
-        String cp = classPath().stream().filter(AgentStartup::notOurs).collect(Collectors.joining(File.pathSeparator));
+        String cp = classPath().stream().filter(AgentStartup::notOurs).filter(e -> wide || minimalService(e))
+                .collect(Collectors.joining(File.pathSeparator));
         Path empty = EmptyAgent.writeJar(Files.createTempDirectory("lockhygiene-empty-agent"));
         String[] arms = {null, empty.toString(), agent.toString()}; // plain, empty agent, ours
         try (TestBed bed = TestBed.start()) {
@@ -49,8 +54,9 @@ public final class AgentStartup {
                     }
                 }
             }
-            System.out.printf("%nAgent start-up, %d rounds, the three arms in turning order, medians (JVM %s):%n",
-                    rounds, System.getProperty("java.version"));
+            System.out.printf("%nAgent start-up, %d rounds, the three arms in turning order, medians (JVM %s, %s class"
+                    + " path: %d entries):%n", rounds, System.getProperty("java.version"), wide ? "wide" : "a minimal service's",
+                    cp.split(File.pathSeparator).length);
             System.out.printf("| measure | plain pgjdbc | empty agent | with agent | added (paired) | ratio |"
                     + " added over the empty agent (paired) |%n|---|---|---|---|---|---|---|%n");
             String[] names = {"JVM uptime at first query", "wall time to first query", "main thread's CPU time by then"};
@@ -90,6 +96,13 @@ public final class AgentStartup {
             }
         }
         return true;
+    }
+
+    /** FirstQuery needs its own classes and pgjdbc, nothing else. */
+    static boolean minimalService(String entry) {
+        String name = Paths.get(entry).getFileName().toString();
+        return name.startsWith("postgresql-") && name.endsWith(".jar")
+                || entry.endsWith("integration-tests" + File.separator + "target" + File.separator + "classes");
     }
 
     private static long[] run(String java, String agent, String cp, TestBed bed) throws Exception {
