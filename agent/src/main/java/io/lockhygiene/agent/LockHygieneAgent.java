@@ -48,13 +48,22 @@ public final class LockHygieneAgent {
         }
         AgentHooks.install(settings);
         io.lockhygiene.internal.events.ProcessReportsSwitch.installOnce(new Lookup(options));
+        String watching = "";
         try {
-            PgjdbcTransformer transformer = new PgjdbcTransformer(watchAlways ? null : inst);
+            PgjdbcTransformer transformer = new PgjdbcTransformer();
             // At start-up, not retransformable: the JVM then keeps no copy of every class's bytes for
             // retransformation (some 1,500 classes before a service's first query), and our edit stays part
             // of the bytes another agent's retransformation starts from. Attached, we must retransform the
             // classes already loaded ourselves.
             inst.addTransformer(transformer, attached);
+            if (!watchAlways) {
+                watching = transformer.editClassPathTargetsAndStop(inst)
+                        ? ", lockhygiene.agentWatch=auto (pgjdbc on the class path edited at start-up, class loading"
+                                + " no longer watched)"
+                        : ", lockhygiene.agentWatch=auto (watching class loading for pgjdbc)";
+            } else if (!attached) {
+                watching = ", lockhygiene.agentWatch=always";
+            }
             if (attached) {
                 // A running service has loaded pgjdbc and its pool already: edit those classes now.
                 for (Class<?> loaded : inst.getAllLoadedClasses()) {
@@ -67,7 +76,7 @@ public final class LockHygieneAgent {
             System.err.println("[lockhygiene agent] not installed, the service runs unprotected: " + e);
             return;
         }
-        System.err.println("[lockhygiene agent] installed: " + settings);
+        System.err.println("[lockhygiene agent] installed: " + settings + watching);
     }
 
     /**

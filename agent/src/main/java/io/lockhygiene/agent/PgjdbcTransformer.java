@@ -39,15 +39,6 @@ final class PgjdbcTransformer implements ClassFileTransformer {
     static final String ON_POOL_RETURN_DESC = "(Ljava/sql/Connection;)V";
     private static final String[] TARGETS = {DRIVER, HIKARI, DBCP2};
     private final AtomicBoolean reported = new AtomicBoolean();
-    /**
-     * Set when this transformer may stop watching (started with -javaagent and {@code agentWatch=auto}): once
-     * the system class loader has loaded, edited, each target it can see, nothing on the class path is left
-     * to edit, and every later class load would still pay the JVM's hook (for a class from the JDK's archive,
-     * a read of its class file and a call into Java: about 8 ms of a minimal service's start-up). A target
-     * another class loader loads after that is not edited; {@code agentWatch=always} keeps watching. Null:
-     * watch for as long as the JVM runs (attached, or always).
-     */
-    private final Instrumentation stopWhenDone;
     /** The targets the system class loader loaded and we edited. Guarded by {@link #wrapped}. */
     private final Set<String> editedOnClassPath = new HashSet<>();
     /**
@@ -58,10 +49,6 @@ final class PgjdbcTransformer implements ClassFileTransformer {
      * Guarded by itself; nothing inside but set operations.
      */
     private final Map<ClassLoader, Set<String>> wrapped = new WeakHashMap<>();
-
-    PgjdbcTransformer(Instrumentation stopWhenDone) {
-        this.stopWhenDone = stopWhenDone;
-    }
 
     static boolean isTarget(String internalName) {
         return DRIVER.equals(internalName) || HIKARI.equals(internalName) || DBCP2.equals(internalName);
@@ -91,13 +78,13 @@ final class PgjdbcTransformer implements ClassFileTransformer {
                     }
                     edited = InsertHooks.edit(bytes, driver); // ASM knows more class files
                     if (edited != null) {
-                        stopIfClassPathDone(loader, className);
+                        rememberOnClassPath(loader, className);
                     }
                     return edited;
                 }
                 if (edited != null && redefined == null) {
                     rememberWrapped(loader, className);
-                    stopIfClassPathDone(loader, className);
+                    rememberOnClassPath(loader, className);
                 }
                 return edited;
             }
@@ -120,25 +107,45 @@ final class PgjdbcTransformer implements ClassFileTransformer {
     }
 
     /**
-     * After an edit at load: when the system class loader has now loaded every target it can see, stop
-     * watching (see {@link #stopWhenDone}). The class path lookups run outside our lock.
+     * Started with -javaagent and {@code agentWatch=auto}: when the system class loader (the class path) can
+     * see pgjdbc's Driver, loads (does not initialise) each target it can see, so our edit happens now, then
+     * removes this transformer. A registered transformer costs every later class load the JVM's hook (a call
+     * into Java, and for a class from the JDK's archive a read of its class file: about 20 ms of a minimal
+     * service's start-up); once the class path's targets are edited there is nothing left there to edit. A
+     * target another class loader loads later is then not edited ({@code agentWatch=always} keeps watching).
+     * Runs in premain, on the thread that will run the service's main, so no class-loading lock is held.
+     *
+     * @return true when this transformer was removed; false when pgjdbc is elsewhere (a Spring Boot jar, a
+     *         servlet container) or its Driver was not edited here (loaded before us), and it keeps watching
      */
-    private void stopIfClassPathDone(ClassLoader loader, String className) {
+    boolean editClassPathTargetsAndStop(Instrumentation inst) {
         ClassLoader system = ClassLoader.getSystemClassLoader();
-        if (stopWhenDone == null || loader != system) {
-            return;
-        }
-        Set<String> edited;
-        synchronized (wrapped) {
-            editedOnClassPath.add(className);
-            edited = new HashSet<>(editedOnClassPath);
+        if (system == null || system.getResource(DRIVER + ".class") == null) {
+            return false;
         }
         for (String target : TARGETS) {
-            if (!edited.contains(target) && system.getResource(target + ".class") != null) {
-                return; // that one may still load: keep watching
+            if (system.getResource(target + ".class") != null) {
+                try {
+                    Class.forName(target.replace('/', '.'), false, system); // loads; no static initialiser runs
+                } catch (ClassNotFoundException | LinkageError e) {
+                    // cannot load (a pool without its own dependencies): the service cannot either
+                }
             }
         }
-        stopWhenDone.removeTransformer(this);
+        synchronized (wrapped) {
+            if (!editedOnClassPath.contains(DRIVER)) {
+                return false;
+            }
+        }
+        return inst.removeTransformer(this);
+    }
+
+    private void rememberOnClassPath(ClassLoader loader, String className) {
+        if (loader != null && loader == ClassLoader.getSystemClassLoader()) {
+            synchronized (wrapped) {
+                editedOnClassPath.add(className);
+            }
+        }
     }
 
     private boolean wrappedAtLoad(ClassLoader loader, String className) {

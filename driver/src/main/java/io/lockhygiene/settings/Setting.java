@@ -30,10 +30,10 @@ public enum Setting {
                     + " application reaches it through a pooler and it answers, else the pooler), pooler (the"
                     + " application's own route), or a pgjdbc URL (the server, or a session-mode PgBouncer entry)"),
     AGENT_WATCH("lockhygiene.agentWatch", "auto", "auto|always",
-            "JVM-wide, the agent only: auto stops watching class loading once the class path's pgjdbc Driver (and"
-                    + " HikariCP's and DBCP2's pool classes, when the class path has them) are edited, which spares every"
-                    + " later class load the JVM's hook; always keeps watching every class loader (for a second pgjdbc"
-                    + " loaded later by another class loader)");
+            "JVM-wide, the agent only: auto loads and edits the class path's pgjdbc Driver (and HikariCP's and"
+                    + " DBCP2's pool classes, when the class path has them) in premain and stops watching class"
+                    + " loading, which spares every later class load the JVM's hook; always keeps watching every"
+                    + " class loader (for a second pgjdbc loaded later by another class loader)");
 
     public static final String PREFIX = "lockhygiene.";
 
