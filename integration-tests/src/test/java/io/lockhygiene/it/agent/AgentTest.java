@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -101,12 +100,6 @@ class AgentTest {
         }
     }
 
-    private static String drain(InputStream in) throws IOException {
-        ByteArrayOutputStream buf = new ByteArrayOutputStream();
-        in.transferTo(buf);
-        return buf.toString(StandardCharsets.UTF_8);
-    }
-
     private String[] args(String scenario, Route route, long key, String pool) {
         return new String[] {scenario, bed.url(route), bed.endpoints().user(), bed.endpoints().password(),
                 Long.toString(key), pool};
@@ -174,6 +167,7 @@ class AgentTest {
         long key = 970_030;
         Run guarded = service(java(), "", true, false, args("leak", Route.TRANSACTION_POOL, key, "hikari"));
         assertTrue(guarded.output().contains("pgjdbc visible to the system class loader: false"), guarded.output());
+        assertTrue(guarded.output().contains("(watching class loading for pgjdbc)"), guarded.output());
         assertEquals(0, guarded.exit(), guarded.output());
         assertEquals(List.of(), bed.admin().holdersOf(key), guarded.output());
         assertTrue(guarded.output().contains("released leaked session advisory lock " + key), guarded.output());
@@ -225,24 +219,34 @@ class AgentTest {
                 Long.toString(key), "hikari");
         Process service = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         try {
-            InputStream in = service.getInputStream();
-            StringBuilder seen = new StringBuilder();
-            while (!seen.toString().contains("READY")) {
-                int c = in.read();
-                assertTrue(c >= 0, seen.toString());
-                seen.append((char) c);
-            }
+            // the service's output, read on a thread of its own; every wait below is bounded
+            StringBuffer seen = new StringBuffer();
+            java.util.concurrent.CountDownLatch ready = new java.util.concurrent.CountDownLatch(1);
+            Thread reader = new Thread(() -> {
+                try (InputStream in = service.getInputStream()) {
+                    for (int c = in.read(); c >= 0; c = in.read()) {
+                        seen.append((char) c);
+                        if (ready.getCount() > 0 && seen.indexOf("READY") >= 0) {
+                            ready.countDown();
+                        }
+                    }
+                } catch (IOException ended) {
+                    // the service is gone: what it wrote is in seen
+                }
+            }, "service-output");
+            reader.setDaemon(true);
+            reader.start();
+            assertTrue(ready.await(120, TimeUnit.SECONDS), "no READY within 120 s:\n" + seen);
             // the command line's own jar, with the agent it carries inside (nothing else is given)
-            Process attach = new ProcessBuilder(java(), "-jar", CLI.toAbsolutePath().toString(), "attach",
-                    Long.toString(service.pid()), "mode=detect").redirectErrorStream(true).start();
-            String attachOut = drain(attach.getInputStream());
-            assertTrue(attach.waitFor(60, TimeUnit.SECONDS));
-            assertEquals(0, attach.exitValue(), attachOut);
+            Run attach = run(List.of(java(), "-jar", CLI.toAbsolutePath().toString(), "attach",
+                    Long.toString(service.pid()), "mode=detect"));
+            assertEquals(0, attach.exit(), attach.output());
             try (OutputStream stdin = service.getOutputStream()) {
                 stdin.write('\n');
             }
-            String out = seen + drain(in);
-            assertTrue(service.waitFor(60, TimeUnit.SECONDS));
+            assertTrue(service.waitFor(120, TimeUnit.SECONDS), "the service did not end within 120 s:\n" + seen);
+            reader.join(TimeUnit.SECONDS.toMillis(30));
+            String out = seen.toString();
             assertEquals(List.of(), bed.admin().holdersOf(key), out);
             assertTrue(out.contains("released leaked session advisory lock " + key), out);
         } finally {
