@@ -319,6 +319,18 @@ class AgentTest {
         }
     }
 
+    /** A bad agentWatch value leaves the service running unprotected, with one line that says why. */
+    @Test
+    void aBadAgentWatchValueIsRefusedWithTheAllowedValues() throws Exception {
+        Run run = run(List.of(java(), "-javaagent:" + AGENT.toAbsolutePath() + "=agentWatch=sometimes", "-cp",
+                serviceClassPath(false), SecondPgjdbcService.class.getName(), bed.url(Route.DIRECT),
+                bed.endpoints().user(), bed.endpoints().password()));
+        assertEquals(0, run.exit(), run.output());
+        assertTrue(run.output().contains("[lockhygiene agent] not installed, the service runs unprotected: Bad value"
+                + " 'sometimes' for lockhygiene.agentWatch; allowed: auto, always"), run.output());
+        assertTrue(run.output().contains("RESULT first=org.postgresql."), run.output());
+    }
+
     /**
      * A first connection's classes: the PGConnection subclass and the edited Driver come from the build when
      * the service's pgjdbc is the build's (no class writer or editor loaded), and no bytecode library, SQL
