@@ -58,8 +58,7 @@ public final class LockHygieneDriver implements Driver {
             return raw;
         }
         // emulate's lock holder: one per process and database, placed from where this connection goes
-        String endpoint = ConnectionUrl.redact(parsed.targetUrl()) + " (user " + pgProps.getProperty("user") + ")";
-        return LockHygieneConnection.wrap(raw, settings, HolderRoute.ofUrl(endpoint, parsed.targetUrl(), pgProps, false,
+        return LockHygieneConnection.wrap(raw, settings, HolderRoute.ofUrl(parsed.targetUrl(), pgProps, false,
                 (u, p) -> RawConnect.connect(pgjdbcFor(u), u, p))); // a holder stays raw, also under the agent
     }
 

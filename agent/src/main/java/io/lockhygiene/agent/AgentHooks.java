@@ -80,9 +80,7 @@ public final class AgentHooks {
         /** emulate's route for a connection the service opened with {@code url} and {@code info}. */
         static HolderRoute route(Driver pgjdbc, String url, Properties info) {
             // here, not in AgentHooks: linking AgentHooks would load UrlOpener to check this assignment
-            String endpoint = io.lockhygiene.internal.settings.ConnectionUrl.redact(url) + " (user "
-                    + (info == null ? null : info.getProperty("user")) + ")";
-            return HolderRoute.ofUrl(endpoint, url, info, openedByPool(), new RawOpener(pgjdbc));
+            return HolderRoute.ofUrl(url, info, openedByPool(), new RawOpener(pgjdbc));
         }
 
         @Override

@@ -36,18 +36,20 @@ public final class LockHygieneAgent {
         }
         Settings settings;
         java.util.Map<String, String> options;
+        Lookup explicit;
         boolean watchAlways;
         try {
             // without options the parser's class is not even loaded (a start-up pays for each class)
             options = args == null || args.trim().isEmpty() ? java.util.Map.of() : AgentOptions.parse(args);
             settings = SettingsReader.read(options, System.getProperties(), new Lookup(null));
-            watchAlways = attached || watchAlways(SettingsReader.jvmWide(Setting.AGENT_WATCH, new Lookup(options)));
+            explicit = new Lookup(options);
+            watchAlways = attached || watchAlways(SettingsReader.jvmWide(Setting.AGENT_WATCH, explicit));
         } catch (IllegalArgumentException e) {
             System.err.println("[lockhygiene agent] not installed, the service runs unprotected: " + e.getMessage());
             return;
         }
         AgentHooks.install(settings);
-        io.lockhygiene.internal.events.ProcessReportsSwitch.installOnce(new Lookup(options));
+        io.lockhygiene.internal.events.ProcessReportsSwitch.installOnce(explicit);
         String watching = "";
         try {
             PgjdbcTransformer transformer = new PgjdbcTransformer();

@@ -37,10 +37,11 @@ final class PgjdbcTransformer implements ClassFileTransformer {
             "(Ljava/sql/Connection;Ljava/sql/Driver;Ljava/lang/String;Ljava/util/Properties;)Ljava/sql/Connection;";
     static final String ON_POOL_RETURN = "onPoolReturn";
     static final String ON_POOL_RETURN_DESC = "(Ljava/sql/Connection;)V";
-    private static final String[] TARGETS = {DRIVER, HIKARI, DBCP2};
+    /** The classes edited (the build's {@link Pregenerate} makes their edits ahead too). */
+    static final String[] TARGETS = {DRIVER, HIKARI, DBCP2};
     private final AtomicBoolean reported = new AtomicBoolean();
-    /** The targets the system class loader loaded and we edited. Guarded by {@link #wrapped}. */
-    private final Set<String> editedOnClassPath = new HashSet<>();
+    /** True once the system class loader's pgjdbc Driver loaded and we edited it. Guarded by {@link #wrapped}. */
+    private boolean driverEditedOnClassPath;
     /**
      * Classes edited by {@link MethodWrap} as they loaded, per class loader: when such a class is redefined
      * (a debugger's hot swap) or, attached, retransformed, the new bytes get the same edit, since a
@@ -77,14 +78,12 @@ final class PgjdbcTransformer implements ClassFileTransformer {
                         return null;
                     }
                     edited = InsertHooks.edit(bytes, driver); // ASM knows more class files
-                    if (edited != null) {
-                        rememberOnClassPath(loader, className);
-                    }
+                    rememberClassPathDriver(loader, driver);
                     return edited;
                 }
                 if (edited != null && redefined == null) {
                     rememberWrapped(loader, className);
-                    rememberOnClassPath(loader, className);
+                    rememberClassPathDriver(loader, driver);
                 }
                 return edited;
             }
@@ -120,7 +119,7 @@ final class PgjdbcTransformer implements ClassFileTransformer {
      */
     boolean editClassPathTargetsAndStop(Instrumentation inst) {
         ClassLoader system = ClassLoader.getSystemClassLoader();
-        if (system == null || system.getResource(DRIVER + ".class") == null) {
+        if (system.getResource(DRIVER + ".class") == null) {
             return false;
         }
         for (String target : TARGETS) {
@@ -133,17 +132,17 @@ final class PgjdbcTransformer implements ClassFileTransformer {
             }
         }
         synchronized (wrapped) {
-            if (!editedOnClassPath.contains(DRIVER)) {
+            if (!driverEditedOnClassPath) {
                 return false;
             }
         }
         return inst.removeTransformer(this);
     }
 
-    private void rememberOnClassPath(ClassLoader loader, String className) {
-        if (loader != null && loader == ClassLoader.getSystemClassLoader()) {
+    private void rememberClassPathDriver(ClassLoader loader, boolean driver) {
+        if (driver && loader == ClassLoader.getSystemClassLoader()) {
             synchronized (wrapped) {
-                editedOnClassPath.add(className);
+                driverEditedOnClassPath = true;
             }
         }
     }

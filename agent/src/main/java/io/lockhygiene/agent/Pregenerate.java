@@ -28,7 +28,7 @@ public final class Pregenerate {
             throw new IllegalStateException("cannot read " + Pregenerated.PG_CONNECTION_CLASS + " of the build's pgjdbc");
         }
         write(folder.resolve(key), subclass(pgInterface));
-        for (String target : new String[] {PgjdbcTransformer.DRIVER, PgjdbcTransformer.HIKARI, PgjdbcTransformer.DBCP2}) {
+        for (String target : PgjdbcTransformer.TARGETS) {
             byte[] original = classFile(target);
             if (original != null) {
                 write(folder.resolve(Pregenerated.editedKey(target, Pregenerated.keyOf(original))),

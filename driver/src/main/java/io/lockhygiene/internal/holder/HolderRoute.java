@@ -4,6 +4,8 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Properties;
 
+import io.lockhygiene.internal.settings.ConnectionUrl;
+
 /**
  * What an application connection tells emulate about where it came from, so that the process's lock
  * holder can be placed: the application's own route (the driver's URL, the agent's pgjdbc call, the wrapped
@@ -33,7 +35,10 @@ public interface HolderRoute {
     Properties applicationCredentials();
 
     /** A route for a connection opened with {@code url} and {@code info} through {@code opener}. */
-    static HolderRoute ofUrl(Object endpoint, String url, Properties info, boolean threadOwners, UrlOpener opener) {
+    static HolderRoute ofUrl(String url, Properties info, boolean threadOwners, UrlOpener opener) {
+        // the endpoint names URL (without credentials) and user: one holder per process and database
+        String endpoint = ConnectionUrl.redact(url) + " (user "
+                + (info == null ? null : info.getProperty("user")) + ")";
         return new HolderRoute() {
             @Override
             public Object endpoint() {

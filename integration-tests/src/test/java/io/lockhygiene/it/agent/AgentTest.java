@@ -68,10 +68,7 @@ class AgentTest {
 
     private Run service(String java, String agentOptions, boolean isolated, boolean withDriver, String... args)
             throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(java));
-        if (agentOptions != null) {
-            cmd.add("-javaagent:" + AGENT.toAbsolutePath() + (agentOptions.isEmpty() ? "" : "=" + agentOptions));
-        }
+        List<String> cmd = command(java, AGENT, agentOptions);
         if (isolated) {
             cmd.addAll(List.of("-cp", launcherClassPath(), IsolatedLauncher.class.getName(), serviceClassPath(withDriver)));
         } else {
@@ -80,6 +77,15 @@ class AgentTest {
         cmd.add(SampleService.class.getName());
         cmd.addAll(List.of(args));
         return run(cmd);
+    }
+
+    /** {@code java}, with {@code -javaagent:JAR[=OPTIONS]} unless the options are null ("" for none). */
+    private static List<String> command(String java, Path agentJar, String agentOptions) {
+        List<String> cmd = new ArrayList<>(List.of(java));
+        if (agentOptions != null) {
+            cmd.add("-javaagent:" + agentJar.toAbsolutePath() + (agentOptions.isEmpty() ? "" : "=" + agentOptions));
+        }
+        return cmd;
     }
 
     /** Runs a child JVM to its end, at most 120 s (then it is killed and the test fails), output and errors together. */
@@ -280,8 +286,9 @@ class AgentTest {
 
     @Test
     void aServiceWithoutPgjdbcRunsAsIfNoAgentWereThere() throws Exception {
-        Run with = run(List.of(java(), "-javaagent:" + AGENT.toAbsolutePath(), "-cp", launcherClassPath(),
-                io.lockhygiene.it.bed.Hello.class.getName()));
+        List<String> cmd = command(java(), AGENT, "");
+        cmd.addAll(List.of("-cp", launcherClassPath(), io.lockhygiene.it.bed.Hello.class.getName()));
+        Run with = run(cmd);
         String out = with.output();
         assertEquals(0, with.exit(), out);
         assertTrue(out.contains("[lockhygiene agent] installed"), out);
@@ -301,14 +308,7 @@ class AgentTest {
                                                                    boolean secondGuarded) throws Exception {
         String classPath = serviceClassPath(false);
         assertTrue(classPath.contains("HikariCP") && classPath.contains("commons-dbcp2"), classPath);
-        List<String> cmd = new ArrayList<>(List.of(java()));
-        if (options != null) {
-            cmd.add("-javaagent:" + AGENT.toAbsolutePath() + (options.isEmpty() ? "" : "=" + options));
-        }
-        cmd.addAll(List.of("-cp", classPath, SecondPgjdbcService.class.getName(), bed.url(Route.DIRECT),
-                bed.endpoints().user(), bed.endpoints().password()));
-        Run run = run(cmd);
-        assertEquals(0, run.exit(), run.output());
+        Run run = secondPgjdbcService(options);
         Matcher m = Pattern.compile("RESULT first=(\\S+) second=(\\S+)").matcher(run.output());
         assertTrue(m.find(), run.output());
         assertEquals(firstGuarded, m.group(1).startsWith("io.lockhygiene."), run.output());
@@ -322,13 +322,20 @@ class AgentTest {
     /** A bad agentWatch value leaves the service running unprotected, with one line that says why. */
     @Test
     void aBadAgentWatchValueIsRefusedWithTheAllowedValues() throws Exception {
-        Run run = run(List.of(java(), "-javaagent:" + AGENT.toAbsolutePath() + "=agentWatch=sometimes", "-cp",
-                serviceClassPath(false), SecondPgjdbcService.class.getName(), bed.url(Route.DIRECT),
-                bed.endpoints().user(), bed.endpoints().password()));
-        assertEquals(0, run.exit(), run.output());
+        Run run = secondPgjdbcService("agentWatch=sometimes");
         assertTrue(run.output().contains("[lockhygiene agent] not installed, the service runs unprotected: Bad value"
                 + " 'sometimes' for lockhygiene.agentWatch; allowed: auto, always"), run.output());
         assertTrue(run.output().contains("RESULT first=org.postgresql."), run.output());
+    }
+
+    /** {@link SecondPgjdbcService} with these agent options (null: no agent); it must end well. */
+    private Run secondPgjdbcService(String agentOptions) throws IOException, InterruptedException {
+        List<String> cmd = command(java(), AGENT, agentOptions);
+        cmd.addAll(List.of("-cp", serviceClassPath(false), SecondPgjdbcService.class.getName(), bed.url(Route.DIRECT),
+                bed.endpoints().user(), bed.endpoints().password()));
+        Run run = run(cmd);
+        assertEquals(0, run.exit(), run.output());
+        return run;
     }
 
     /**
@@ -368,8 +375,8 @@ class AgentTest {
 
     /** Runs the cast scenario with this agent jar; the classes the JVM loaded, one per line. */
     private String classesLoaded(Path agentJar, Path log) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(java(), "-javaagent:" + agentJar.toAbsolutePath(),
-                "-Xlog:class+load=info:file=" + log.toAbsolutePath(), "-cp", serviceClassPath(false),
+        List<String> cmd = command(java(), agentJar, "");
+        cmd.addAll(List.of("-Xlog:class+load=info:file=" + log.toAbsolutePath(), "-cp", serviceClassPath(false),
                 SampleService.class.getName()));
         cmd.addAll(List.of(args("cast", Route.DIRECT, 0, "none")));
         Run cast = run(cmd);
@@ -405,10 +412,7 @@ class AgentTest {
     }
 
     private Run bootService(Path jar, String agentOptions, Path log, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(java()));
-        if (agentOptions != null) {
-            cmd.add("-javaagent:" + AGENT.toAbsolutePath() + (agentOptions.isEmpty() ? "" : "=" + agentOptions));
-        }
+        List<String> cmd = command(java(), AGENT, agentOptions);
         if (log != null) {
             cmd.add("-Xlog:class+load=info:file=" + log.toAbsolutePath());
         }
