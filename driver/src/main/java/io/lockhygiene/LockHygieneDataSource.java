@@ -1,20 +1,29 @@
 package io.lockhygiene;
 
 import java.io.PrintWriter;
+import java.lang.ref.Cleaner;
 import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
+import io.lockhygiene.internal.holder.ConnectRecipe;
+import io.lockhygiene.internal.holder.EndpointResolver;
+import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.holder.HolderRoute;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
+import io.lockhygiene.internal.jdbc.RawConnect;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.settings.SettingsReader;
 import io.lockhygiene.settings.Setting;
@@ -29,16 +38,30 @@ import io.lockhygiene.settings.Settings;
  * <pre>DataSource ds = new LockHygieneDataSource(hikariDataSource);</pre>
  *
  * <p>Under emulate, locks belong to the thread that took them (a pool lends its connections to any
- * thread), and the process's lock holder connects on its own (the server's own address, or
- * {@code lockhygiene.holderUrl}) with the pool's URL and credentials, read from the wrapped DataSource's
- * {@code getUser()}/{@code getUsername()} and {@code getPassword()}; it borrows from the wrapped pool only when
- * it cannot.
+ * thread), and the process's lock holder opens connections of its own, never one of the wrapped pool's:
+ * where to is learned from the pool's own configuration through its public API (HikariCP's
+ * {@code HikariConfig}, DBCP2's {@code BasicDataSource}, pgjdbc's DataSources, any pool with
+ * {@code getJdbcUrl}/{@code getUrl}, {@code getUsername} and {@code getPassword}), or from
+ * {@link #connectsTo}. Only when nothing can be learned does it keep one connection of the pool, borrowed
+ * before the application's first.
+ *
+ * <p>Nothing of ours keeps the wrapper alive: a wrapper that is dropped (or {@linkplain #close closed})
+ * lets its lock holder go.
  */
-public final class LockHygieneDataSource implements DataSource {
+public final class LockHygieneDataSource implements DataSource, AutoCloseable {
+    private static final Cleaner CLEANER = Cleaner.create(r -> {
+        Thread t = new Thread(r, "lockhygiene-datasource-cleaner");
+        t.setDaemon(true);
+        return t;
+    });
+
     private final DataSource delegate;
     private final Settings settings;
-    /** The wrapped pool's pgjdbc URL, read from its first connection (for the lock holder). */
-    private volatile String url;
+    /** What the application said of how the pool connects ({@link #connectsTo}), or null. */
+    private final AtomicReference<ConnectRecipe> told = new AtomicReference<>();
+    /** The routes of this DataSource: getConnection() and one per user of getConnection(user, password). */
+    private final Routes routes;
+    private final Cleaner.Cleanable cleanable;
 
     public LockHygieneDataSource(DataSource delegate) {
         this(delegate, new Properties());
@@ -55,90 +78,76 @@ public final class LockHygieneDataSource implements DataSource {
             keys.put(name, lockhygieneSettings.getProperty(name));
         }
         this.settings = SettingsReader.readForConnection(keys, System.getProperties(), System::getenv);
+        this.routes = new Routes(delegate, told);
+        this.cleanable = CLEANER.register(this, routes);
     }
 
     public Settings settings() {
         return settings;
     }
 
+    /**
+     * Tells emulate's lock holder how the wrapped pool connects, for pools whose configuration it cannot read:
+     * a {@code jdbc:postgresql:} URL and its user and password (kept for the holder's connections, never
+     * logged). Tried before what the pool's configuration says. Call it before the first connection.
+     *
+     * @return this wrapper
+     */
+    public LockHygieneDataSource connectsTo(String jdbcUrl, String user, String password) {
+        if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql:")) {
+            throw new IllegalArgumentException("connectsTo needs a jdbc:postgresql: URL");
+        }
+        Properties p = new Properties();
+        if (user != null) {
+            p.setProperty("user", user);
+        }
+        if (password != null) {
+            p.setProperty("password", password);
+        }
+        told.set(new ConnectRecipe(jdbcUrl, p, "what the application told (connectsTo)"));
+        return this;
+    }
+
     @Override
     public Connection getConnection() throws SQLException {
-        return guard(delegate.getConnection(), route(this, null, null));
+        PoolRoute route = routes.of(null, null);
+        Connection first = place(route);
+        return guard(first != null ? first : delegate.getConnection(), route);
     }
 
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
-        return guard(delegate.getConnection(username, password), route(java.util.Arrays.asList(this, username),
-                username, password));
+        PoolRoute route = routes.of(username, password);
+        Connection first = place(route);
+        return guard(first != null ? first : delegate.getConnection(username, password), route);
     }
 
-    private HolderRoute route(Object endpoint, String user, String password) {
-        LockHygieneDataSource self = this;
-        return new HolderRoute() {
-            @Override
-            public Object endpoint() {
-                return endpoint;
-            }
-
-            @Override
-            public Connection openLikeApplication() throws SQLException {
-                return user == null ? delegate.getConnection() : delegate.getConnection(user, password);
-            }
-
-            @Override
-            public boolean borrowsFromApplicationPool() {
-                return true;
-            }
-
-            @Override
-            public boolean threadOwners() {
-                return true;
-            }
-
-            @Override
-            public Connection openUrl(String u, Properties props) throws SQLException {
-                return LockHygieneDriver.pgjdbcFor(u).connect(u, props);
-            }
-
-            @Override
-            public String applicationUrl() {
-                return url;
-            }
-
-            @Override
-            public Properties applicationCredentials() {
-                String u = user != null ? user : property("getUser", "getUsername");
-                String p = user != null ? password : property("getPassword");
-                if (u == null || p == null) {
-                    return null;
-                }
-                Properties props = new Properties();
-                props.setProperty("user", u);
-                props.setProperty("password", p);
-                return props;
-            }
-
-            @Override
-            public String toString() {
-                return String.valueOf(self);
-            }
-        };
-    }
-
-    /** A String bean property of the wrapped DataSource (HikariCP, PGSimpleDataSource, DBCP2 name them so), or null. */
-    private String property(String... getters) {
-        for (String name : getters) {
-            try {
-                Method m = delegate.getClass().getMethod(name);
-                Object v = m.invoke(delegate);
-                if (v instanceof String) {
-                    return (String) v;
-                }
-            } catch (ReflectiveOperationException | RuntimeException | LinkageError ignored) {
-                // not this DataSource's property
-            }
+    /**
+     * emulate: the route's lock holder is placed before the application's first borrow is handed out, with
+     * that borrow. So a holder that must share the pool keeps its connection from the start, taken while no
+     * thread of ours keeps one, instead of later, when every connection may be held by threads that wait for
+     * it. Returns the borrow when the application may have it (the holder did not keep it), else null.
+     */
+    private Connection place(PoolRoute route) throws SQLException {
+        if (!LockPolicy.emulates(settings) || route.poolIsOurs || EndpointResolver.placed(route, settings)
+                || EndpointResolver.awaitPlacement(route, settings)) {
+            return null;
         }
-        return null;
+        Connection first = route.openLikeApplication();
+        try {
+            if (first.isWrapperFor(LockHygieneConnection.class)) {
+                route.poolIsOurs = true; // the pool hands out the driver's connections: they place their holder
+                return first;
+            }
+            return EndpointResolver.place(route, settings, first) ? null : first;
+        } catch (SQLException | RuntimeException e) {
+            try {
+                first.close();
+            } catch (SQLException | RuntimeException ours) {
+                e.addSuppressed(ours);
+            }
+            throw e;
+        }
     }
 
     /**
@@ -164,19 +173,31 @@ public final class LockHygieneDataSource implements DataSource {
                         }
                     });
         }
-        if (url == null) {
-            try {
-                url = borrowed.getMetaData().getURL();
-            } catch (SQLException | RuntimeException e) {
-                url = null; // the holder then goes through the pool
-            }
-        }
         return LockHygieneConnection.wrap(borrowed, settings, route);
     }
 
     /** The wrapped DataSource. */
     public DataSource getDelegate() {
         return delegate;
+    }
+
+    /**
+     * Lets emulate's lock holder of this DataSource go (a holder shared with other DataSources stays for them)
+     * and closes the wrapped DataSource when it can be closed (HikariCP, DBCP2): the wrapper stands for the
+     * pool, as the frameworks that close a DataSource expect.
+     */
+    @Override
+    public void close() throws SQLException {
+        cleanable.clean();
+        if (delegate instanceof AutoCloseable) {
+            try {
+                ((AutoCloseable) delegate).close();
+            } catch (SQLException | RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new SQLException("closing " + delegate + " failed: " + e, e);
+            }
+        }
     }
 
     @Override
@@ -217,5 +238,127 @@ public final class LockHygieneDataSource implements DataSource {
     @Override
     public String toString() {
         return "LockHygieneDataSource[" + delegate + "]";
+    }
+
+    /**
+     * The routes of one wrapper, and its clean-up when the wrapper is closed or collected: they reference
+     * the wrapped pool, never the wrapper, so that the wrapper can be collected.
+     */
+    private static final class Routes implements Runnable {
+        private final DataSource delegate;
+        private final AtomicReference<ConnectRecipe> told;
+        private final PoolRoute plain;
+        private final ConcurrentHashMap<String, PoolRoute> byUser = new ConcurrentHashMap<>();
+
+        Routes(DataSource delegate, AtomicReference<ConnectRecipe> told) {
+            this.delegate = delegate;
+            this.told = told;
+            this.plain = new PoolRoute(delegate, told, null, null);
+        }
+
+        PoolRoute of(String user, String password) {
+            if (user == null && password == null) {
+                return plain;
+            }
+            String key = user + "\u0000" + password;
+            return byUser.computeIfAbsent(key, k -> new PoolRoute(delegate, told, user, password));
+        }
+
+        /** The wrapper is closed or collected: each route's holder lets it go. */
+        @Override
+        public void run() {
+            List<PoolRoute> all = new ArrayList<>(byUser.values());
+            all.add(plain);
+            for (PoolRoute r : all) {
+                EndpointResolver.letGo(r);
+            }
+        }
+    }
+
+    /** One route of the wrapper: its pool, the user it borrows as, and its holder placements. */
+    private static final class PoolRoute implements HolderRoute {
+        private static final UrlOpener RAW = (u, p) -> RawConnect.connect(LockHygieneDriver.pgjdbcFor(u), u, p);
+        private final DataSource delegate;
+        private final AtomicReference<ConnectRecipe> told;
+        private final String user;
+        private final String password;
+        private final ConcurrentHashMap<String, FutureTask<Holder>> placements = new ConcurrentHashMap<>();
+        /** The pool lends the driver's own connections (a jdbc:lockhygiene: URL): nothing to place here. */
+        volatile boolean poolIsOurs;
+
+        PoolRoute(DataSource delegate, AtomicReference<ConnectRecipe> told, String user, String password) {
+            this.delegate = delegate;
+            this.told = told;
+            this.user = user;
+            this.password = password;
+        }
+
+        /** Asked when said (a pool names itself once it has started). */
+        @Override
+        public String describe() {
+            return "LockHygieneDataSource[" + delegate + "]" + (user == null ? "" : " (user " + user + ")");
+        }
+
+        @Override
+        public ConcurrentHashMap<String, FutureTask<Holder>> placements() {
+            return placements;
+        }
+
+        @Override
+        public Connection openLikeApplication() throws SQLException {
+            return user == null && password == null ? delegate.getConnection() : delegate.getConnection(user, password);
+        }
+
+        @Override
+        public boolean borrowsFromApplicationPool() {
+            return true;
+        }
+
+        @Override
+        public boolean threadOwners() {
+            return true;
+        }
+
+        @Override
+        public UrlOpener urlOpener() {
+            return RAW;
+        }
+
+        @Override
+        public List<ConnectRecipe> recipes(Connection first) {
+            List<ConnectRecipe> learned = new ArrayList<>(3);
+            ConnectRecipe t = told.get();
+            if (t != null) {
+                learned.add(t);
+            }
+            learned.addAll(io.lockhygiene.internal.holder.PoolConfig.of(delegate));
+            ConnectRecipe own = first == null ? null : io.lockhygiene.internal.holder.PoolConfig.ofConnection(first);
+            if (own != null) {
+                learned.add(own);
+            }
+            if (user == null && password == null) {
+                return learned;
+            }
+            // getConnection(user, password): the pool's address, this user's credentials
+            List<ConnectRecipe> asUser = new ArrayList<>(learned.size());
+            for (ConnectRecipe r : learned) {
+                Properties p = r.properties();
+                p.remove("user");
+                p.remove("password");
+                if (user != null) {
+                    p.setProperty("user", user);
+                }
+                if (password != null) {
+                    p.setProperty("password", password);
+                }
+                asUser.add(new ConnectRecipe(r.url(), p, r.source() + " with getConnection's user and password"));
+            }
+            return asUser;
+        }
+
+        @Override
+        public String toString() {
+            return describe();
+        }
     }
 }

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
@@ -16,6 +14,7 @@ import io.lockhygiene.LockHygieneDataSource;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
+import io.lockhygiene.it.demo.BorrowsScenario;
 import io.lockhygiene.settings.Settings;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -30,7 +29,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * The starter in a real Spring Boot application (this module's Boot version), through the test bed's
  * transaction-mode PgBouncer: HikariCP with 4 connections, JdbcTemplate outside any transaction, so
- * every call borrows a connection of its own.
+ * every call borrows a connection of its own; with only {@code lockhygiene.mode=emulate}, the lock holder
+ * connects on its own and never takes one of the pool's (issue 32).
  */
 @ExtendWith(TestBedExtension.class)
 @org.junit.jupiter.api.TestMethodOrder(org.junit.jupiter.api.MethodOrderer.OrderAnnotation.class)
@@ -38,8 +38,12 @@ class StarterTest {
     private final TestBed bed = TestBed.shared();
 
     private ConfigurableApplicationContext start(String... settings) {
+        return start(Route.TRANSACTION_POOL, settings);
+    }
+
+    private ConfigurableApplicationContext start(Route route, String... settings) {
         List<String> args = new ArrayList<>(List.of(
-                "--spring.datasource.url=" + bed.url(Route.TRANSACTION_POOL),
+                "--spring.datasource.url=" + bed.url(route),
                 "--spring.datasource.username=" + bed.endpoints().user(),
                 "--spring.datasource.password=" + bed.endpoints().password(),
                 "--spring.datasource.hikari.maximum-pool-size=4",
@@ -53,73 +57,72 @@ class StarterTest {
         return app.run(args.toArray(new String[0]));
     }
 
-    /** What 8 threads guarding one job with try-lock / unlock did. */
-    record Outcome(int runs, int overlapping, int failedUnlocks, int errors, int locksLeft) {
-    }
+    /**
+     * 8 threads (twice the pool) guarding one job with try-lock / unlock through JdbcTemplate outside any
+     * transaction, so every call borrows; the job runs its own 20 ms statement through the same JdbcTemplate
+     * while the lock is held: the workload that empties the pool.
+     */
+    private BorrowsScenario.Result eightThreadsGuardOneJob(JdbcTemplate jdbc, long key) throws Exception {
+        return BorrowsScenario.run(new BorrowsScenario.Calls() {
+            @Override
+            public boolean tryLock(long k) {
+                return Boolean.TRUE.equals(jdbc.queryForObject("SELECT pg_try_advisory_lock(?)", Boolean.class, k));
+            }
 
-    private Outcome eightThreadsGuardOneJob(JdbcTemplate jdbc, long key) throws Exception {
-        AtomicInteger inJob = new AtomicInteger();
-        AtomicInteger runs = new AtomicInteger();
-        AtomicInteger overlapping = new AtomicInteger();
-        AtomicInteger failedUnlocks = new AtomicInteger();
-        AtomicInteger errors = new AtomicInteger();
-        CountDownLatch start = new CountDownLatch(1);
-        List<Thread> threads = new ArrayList<>();
-        for (int t = 0; t < 8; t++) {
-            Thread w = new Thread(() -> {
-                try {
-                    start.await();
-                    for (int i = 0; i < 30; i++) {
-                        if (!Boolean.TRUE.equals(jdbc.queryForObject("SELECT pg_try_advisory_lock(?)", Boolean.class, key))) {
-                            Thread.sleep(2);
-                            continue;
-                        }
-                        runs.incrementAndGet();
-                        if (inJob.incrementAndGet() > 1) {
-                            overlapping.incrementAndGet();
-                        }
-                        Thread.sleep(5); // the job
-                        inJob.decrementAndGet();
-                        if (!Boolean.TRUE.equals(jdbc.queryForObject("SELECT pg_advisory_unlock(?)", Boolean.class, key))) {
-                            failedUnlocks.incrementAndGet();
-                        }
-                    }
-                } catch (Exception e) {
-                    errors.incrementAndGet();
-                }
-            }, "job-worker-" + t);
-            threads.add(w);
-            w.start();
-        }
-        start.countDown();
-        for (Thread w : threads) {
-            w.join(120_000);
-        }
-        int left = bed.admin().holdersOf(key).size();
-        return new Outcome(runs.get(), overlapping.get(), failedUnlocks.get(), errors.get(), left);
+            @Override
+            public void job() {
+                jdbc.execute("SELECT pg_sleep(0.02)");
+            }
+
+            @Override
+            public boolean unlock(long k) {
+                return Boolean.TRUE.equals(jdbc.queryForObject("SELECT pg_advisory_unlock(?)", Boolean.class, k));
+            }
+        }, key, 8, 25, 120);
     }
 
     @Test
     void eightThreadsGuardOneJobThroughTheTransactionPooler() throws Exception {
         String boot = SpringBootVersion.getVersion();
-        Outcome plain;
+        BorrowsScenario.Result plain;
         try (ConfigurableApplicationContext ctx = start("--lockhygiene.enabled=false")) {
             assertTrue(ctx.getBean(DataSource.class) instanceof HikariDataSource, "lockhygiene.enabled=false: not wrapped");
             plain = eightThreadsGuardOneJob(ctx.getBean(JdbcTemplate.class), 996_001);
         }
-        System.out.println("[spring boot " + boot + "] plain (lockhygiene.enabled=false): " + plain);
-        assertTrue(plain.overlapping() > 0 || plain.failedUnlocks() > 0 || plain.locksLeft() > 0,
+        int plainLeft = bed.admin().awaitReleased(996_001, 1_000).size();
+        System.out.println("[spring boot " + boot + "] plain (lockhygiene.enabled=false): " + plain + ", left " + plainLeft);
+        assertEquals(8, plain.threadsDone(), plain.toString());
+        assertTrue(plain.overlapping() > 0 || plain.failedUnlocks() > 0 || plainLeft > 0,
                 "control: plain pgjdbc breaks the guard under transaction pooling " + plain);
         bed.admin().terminateHoldersOf(996_001);
 
-        Outcome guarded;
+        BorrowsScenario.Result direct;
+        try (ConfigurableApplicationContext ctx = start(Route.DIRECT, "--lockhygiene.enabled=false")) {
+            direct = eightThreadsGuardOneJob(ctx.getBean(JdbcTemplate.class), 996_003);
+        }
+        bed.admin().terminateHoldersOf(996_003);
+        System.out.println("[spring boot " + boot + "] plain pgjdbc, direct (the liveness reference): " + direct);
+        assertEquals(8, direct.threadsDone(), direct.toString());
+
+        BorrowsScenario.Result guarded;
         try (ConfigurableApplicationContext ctx = start("--lockhygiene.mode=emulate")) {
             assertTrue(ctx.getBean(DataSource.class) instanceof LockHygieneDataSource, "the DataSource bean is wrapped");
-            guarded = eightThreadsGuardOneJob(ctx.getBean(JdbcTemplate.class), 996_002);
+            JdbcTemplate jdbc = ctx.getBean(JdbcTemplate.class);
+            assertTrue(jdbc.queryForObject("SELECT pg_try_advisory_lock(?)", Boolean.class, 996_004L));
+            assertEquals(List.of("lockhygiene lock holder"), bed.admin().applicationNamesHolding(996_004),
+                    "the holder's own session holds it, none of the pool's");
+            assertTrue(jdbc.queryForObject("SELECT pg_advisory_unlock(?)", Boolean.class, 996_004L));
+            guarded = eightThreadsGuardOneJob(jdbc, 996_002);
         }
-        System.out.println("[spring boot " + boot + "] lockhygiene.mode=emulate: " + guarded);
+        int left = bed.admin().awaitReleased(996_002, 2_000).size();
+        System.out.println("[spring boot " + boot + "] lockhygiene.mode=emulate: " + guarded + ", left " + left);
+        assertTrue(guarded.finished(), guarded.toString());
+        assertEquals(8, guarded.threadsDone(), guarded.toString());
         assertTrue(guarded.runs() > 0, guarded.toString());
-        assertEquals(new Outcome(guarded.runs(), 0, 0, 0, 0), guarded);
+        assertEquals(0, guarded.errors(), guarded.toString());
+        assertEquals(0, guarded.overlapping(), guarded.toString());
+        assertEquals(0, guarded.failedUnlocks(), guarded.toString());
+        assertEquals(0, left, "no lock left");
     }
 
     @Test

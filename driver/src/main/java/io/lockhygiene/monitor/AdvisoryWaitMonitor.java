@@ -48,7 +48,7 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
     private volatile int currentWaits;
     private volatile long longestWaitMillis;
     private boolean unreachable;
-    /** Serializes polls (each a round trip) and start/close; a ReentrantLock, so a virtual thread is not pinned. */
+    /** Guards the episodes and start/close; never held across a borrow or a round trip (the poll queries before it). */
     private final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
     private ScheduledExecutorService scheduler;
     private ObjectName jmxName;
@@ -181,15 +181,20 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
      * JVM it cannot show. Logs each new episode once; forgets episodes that ended.
      */
     public List<AdvisoryWait> poll() throws SQLException {
+        // the query borrows from the application's DataSource: under no lock of ours (a borrow may wait long)
+        List<AdvisoryWait> waits = query();
+        waits.addAll(emulatedWaits());
+        List<AdvisoryWait> fresh;
         lock.lock();
         try {
-            List<AdvisoryWait> waits = query();
-            waits.addAll(emulatedWaits());
-            record(waits);
-            return waits;
+            fresh = record(waits);
         } finally {
             lock.unlock();
         }
+        for (AdvisoryWait w : fresh) {
+            say(w); // logged after the lock is let go: a log sink is the user's code
+        }
+        return waits;
     }
 
     /**
@@ -214,10 +219,12 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
         return out;
     }
 
-    private void record(List<AdvisoryWait> waits) {
+    /** The waits of this poll into the episodes; returns the episodes that are new (to be said once each). */
+    private List<AdvisoryWait> record(List<AdvisoryWait> waits) {
         Set<String> seen = new HashSet<>();
         long longest = 0;
         Set<String> blocked = new HashSet<>();
+        List<AdvisoryWait> fresh = new ArrayList<>();
         for (AdvisoryWait w : waits) {
             String who = w.isEmulated() ? w.owner() : Integer.toString(w.blockedPid());
             String episode = who + "/" + w.key() + "/" + w.mode();
@@ -226,21 +233,26 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
             longest = Math.max(longest, w.waitMillis());
             if (episodes.add(episode)) {
                 reported.incrementAndGet();
-                if (w.isEmulated()) {
-                    Log.warn("LockHygiene: {} has waited {} ms (threshold {} ms) for advisory lock {} ({}) held by {}"
-                                    + " (lockhygiene.mode=emulate, {}: pg_locks does not show this wait)", w.owner(),
-                            w.waitMillis(), threshold.toMillis(), w.key(), w.mode(), w.holder(), w.state());
-                } else {
-                    Log.warn("LockHygiene: backend {} has waited {} ms (threshold {} ms) for advisory lock {} ({}) held by"
-                                    + " backend {}; state {}, wait event {}:{}. Waiting query: {} Holding query: {}",
-                            w.blockedPid(), w.waitMillis(), threshold.toMillis(), w.key(), w.mode(), w.blockingPid(),
-                            w.state(), w.waitEventType(), w.waitEvent(), w.blockedQuery(), w.blockingQuery());
-                }
+                fresh.add(w);
             }
         }
         episodes.retainAll(seen);
         currentWaits = blocked.size();
         longestWaitMillis = longest;
+        return fresh;
+    }
+
+    private void say(AdvisoryWait w) {
+        if (w.isEmulated()) {
+            Log.warn("LockHygiene: {} has waited {} ms (threshold {} ms) for advisory lock {} ({}) held by {}"
+                            + " (lockhygiene.mode=emulate, {}: pg_locks does not show this wait)", w.owner(),
+                    w.waitMillis(), threshold.toMillis(), w.key(), w.mode(), w.holder(), w.state());
+        } else {
+            Log.warn("LockHygiene: backend {} has waited {} ms (threshold {} ms) for advisory lock {} ({}) held by"
+                            + " backend {}; state {}, wait event {}:{}. Waiting query: {} Holding query: {}",
+                    w.blockedPid(), w.waitMillis(), threshold.toMillis(), w.key(), w.mode(), w.blockingPid(),
+                    w.state(), w.waitEventType(), w.waitEvent(), w.blockedQuery(), w.blockingQuery());
+        }
     }
 
     private List<AdvisoryWait> query() throws SQLException {

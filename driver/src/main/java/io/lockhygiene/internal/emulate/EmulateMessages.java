@@ -75,21 +75,46 @@ public final class EmulateMessages {
                 + " with pool_mode=session sized one server per process.";
     }
 
-    /** INFO: holderUrl=auto found the server itself. */
-    public static String holderOnServer(Object endpoint, String address, String port) {
+    /**
+     * INFO: holderUrl=auto gave the holder connections of its own.
+     *
+     * @param source where the way to connect was learned ("HikariCP's configuration")
+     * @param behindPooler the application goes through a pooler (the holder skips it)
+     */
+    public static String holderOnServer(Object endpoint, String address, String port, String source,
+                                        boolean behindPooler) {
         return WHO + ": the lock holder for " + endpoint + " connects to the server itself at " + address + ":" + port
-                + " (lockhygiene.holderUrl=auto), so it takes none of the pooler's servers";
+                + " (lockhygiene.holderUrl=auto, with " + source + "), so it takes none of the "
+                + (behindPooler ? "pooler's servers" : "application's pooled connections");
     }
 
-    /** WARN: holderUrl=auto could not use the server itself. */
-    public static String holderThroughPooler(Object endpoint, String addressAndPort, String reason) {
-        return WHO + ": the lock holder for " + endpoint + " goes through the application's pooler: the server's own"
-                + " address" + (addressAndPort == null ? "" : " " + addressAndPort) + " " + reason + ". Then each"
-                + " process's holder takes one pooled server while it holds locks, so N processes holding locks at once"
-                + " need N servers of the pool beyond the application's own; with a pool of S servers, N >= S stops"
-                + " everything. Fix: give the holder its own endpoint, lockhygiene.holderUrl=jdbc:postgresql://"
+    /** WARN: holderUrl=auto could not give the holder connections of its own; it uses the application's pooler. */
+    public static String holderThroughPooler(Object endpoint, String tried) {
+        return WHO + ": the lock holder for " + endpoint + " goes through the application's pooler: " + tried + ". Then"
+                + " each process's holder takes one pooled server while it holds locks, so N processes holding locks at"
+                + " once need N servers of the pool beyond the application's own; with a pool of S servers, N >= S"
+                + " stops everything. Fix: give the holder its own endpoint, lockhygiene.holderUrl=jdbc:postgresql://"
                 + "<server>:<port>/<database>, or a PgBouncer database entry with pool_mode=session (sized one server"
                 + " per process); lockhygiene.holderUrl=pooler silences this.";
+    }
+
+    /** WARN: holderUrl=auto could not give the holder connections of its own; it keeps one of the pool's. */
+    public static String holderSharesPool(Object endpoint, String tried) {
+        return WHO + ": the lock holder for " + endpoint + " keeps one connection of the application's own pool: "
+                + tried + ". That connection is the pool's one fewer for as long as the process runs, and if it is"
+                + " lost while the application's threads hold every other one, the next lock waits for the pool's"
+                + " connection timeout and fails (08001). Fix: lockhygiene.holderUrl=jdbc:postgresql://<server>:<port>/"
+                + "<database> (the application's user and password are used unless the URL names its own), or tell"
+                + " the wrapper how the pool connects: new LockHygieneDataSource(pool, settings).connectsTo(url, user,"
+                + " password).";
+    }
+
+    /** A holder that shares the application's pool got no connection from it (SQLState 08001). */
+    public static String holderCannotBorrow(Object endpoint, String error) {
+        return WHO + ": the lock holder for " + endpoint + " shares the application's pool and got no connection from"
+                + " it (" + error + "): every connection was in use, some by threads waiting for this lock. Fix:"
+                + " lockhygiene.holderUrl=jdbc:postgresql://<server>:<port>/<database>, so that the holder connects on"
+                + " its own, or tell the wrapper how the pool connects (LockHygieneDataSource.connectsTo).";
     }
 
     /** connect() fails (08001): the holderUrl does not answer; {@code shownUrl} is redacted. */

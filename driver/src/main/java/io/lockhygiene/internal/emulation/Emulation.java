@@ -9,9 +9,7 @@ import io.lockhygiene.internal.emulate.LockOwner;
 import io.lockhygiene.internal.guard.Binds;
 import io.lockhygiene.internal.holder.EndpointResolver;
 import io.lockhygiene.internal.holder.Holder;
-import io.lockhygiene.internal.holder.HolderEndpoint;
 import io.lockhygiene.internal.holder.HolderRoute;
-import io.lockhygiene.internal.holder.Holders;
 import io.lockhygiene.internal.holder.Limits;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
@@ -60,14 +58,10 @@ public final class Emulation {
         this.id = id;
         this.reporter = reporter;
         if (on && route != null) {
-            HolderEndpoint endpoint = EndpointResolver.resolve(route, settings, raw);
-            this.holder = Holders.of(endpoint);
+            this.holder = EndpointResolver.resolve(route, settings, raw);
             this.threadOwners = route.threadOwners();
             this.connectionOwner = threadOwners ? null : LockOwner.ofConnection(id, reporter);
             this.tableTransaction = new TableTransaction();
-            if (route.borrowsFromApplicationPool() && endpoint.kind() == HolderEndpoint.Kind.APPLICATION_ROUTE) {
-                holder.reserve(); // it borrows from the application's pool: its connection first, and kept
-            }
             if (connectionOwner != null) {
                 holder.userOpened();
             }

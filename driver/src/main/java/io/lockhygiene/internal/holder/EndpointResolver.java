@@ -4,12 +4,14 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
@@ -21,10 +23,13 @@ import io.lockhygiene.settings.Settings;
  * Places the process's lock holder for an application endpoint, once per endpoint and setting
  * ({@code lockhygiene.holderUrl}):
  * <ul>
- * <li>{@code auto} (the default): behind a pooler, the server's own address as the application's backend
- * reports it ({@code inet_server_addr()}, the {@code port} setting, the database), used when it answers
- * with the application's credentials and is the same database of the same cluster; otherwise the pooler,
- * said once at WARN with the arithmetic and the fix. Direct applications keep their route.</li>
+ * <li>{@code auto} (the default): a connection of the holder's own, never one of the application's pool:
+ * with what the route knows of how the application connects ({@link HolderRoute#recipes}: the driver's URL
+ * and credentials, or what a wrapped pool's configuration says), to the application's own server when it is
+ * direct, or, behind a pooler, to the server's own address as the application's backend reports it
+ * ({@code inet_server_addr()}, the {@code port} setting, the database); used when it answers and is the same
+ * database of the same cluster. Otherwise the application's route (its pooler, or a borrow from its pool),
+ * said once at WARN with what was tried and the fix. Where it went and why is said once at INFO.</li>
  * <li>{@code pooler}: the application's own route (as before holderUrl existed).</li>
  * <li>a pgjdbc URL: checked at the first connection of the endpoint: it must answer, reach the same
  * database of the same cluster, and not be a transaction pooler; otherwise {@code connect()} fails with
@@ -32,12 +37,16 @@ import io.lockhygiene.settings.Settings;
  * </ul>
  * The same database of the same cluster: {@code pg_control_system().system_identifier} and the database's
  * oid, or, where the user may not read the control data, the postmaster's start time and the oid.
+ *
+ * <p>Holders that open connections of their own are shared per database ({@link Holders}); a holder that
+ * borrows from a DataSource's pool belongs to that DataSource's placement and goes with it. No lock of ours
+ * is held here: the placement's future is run by the first caller, others wait for it (bounded by the
+ * probes' timeouts, and by the pool's own for a borrow).
  */
 public final class EndpointResolver {
     /** Seconds a probe of the server's own address may take before auto settles for the pooler. */
     static final int PROBE_TIMEOUT_SECONDS = 5;
     static final String APPLICATION_NAME = "lockhygiene lock holder";
-    private static final ConcurrentHashMap<List<Object>, FutureTask<HolderEndpoint>> RESOLVED = new ConcurrentHashMap<>();
 
     private static final String IDENTITY = "SELECT pg_catalog.host(pg_catalog.inet_server_addr()),"
             + " pg_catalog.current_setting('port'), pg_catalog.current_database(),"
@@ -51,20 +60,41 @@ public final class EndpointResolver {
     }
 
     /**
-     * The holder's endpoint for {@code route}, resolved at the endpoint's first connection ({@code app} is
-     * that connection, raw, used for one query) and then remembered for the life of the process.
+     * The holder for {@code route}, placed at the endpoint's first connection ({@code app} is that
+     * connection, the application's own, used for one query) and then remembered where the route says.
      *
      * @throws SQLException when an explicit {@code holderUrl} is unusable (said in the message)
      */
-    public static HolderEndpoint resolve(HolderRoute route, Settings settings, Connection app) throws SQLException {
-        List<Object> key = Arrays.asList(route.endpoint(), settings.holderUrl());
-        FutureTask<HolderEndpoint> task = RESOLVED.get(key);
+    public static Holder resolve(HolderRoute route, Settings settings, Connection app) throws SQLException {
+        return placement(route, settings, app, null);
+    }
+
+    /**
+     * Places the holder of {@code route} with {@code first}, a connection borrowed for that before the
+     * application's own: a holder that must share the application's pool keeps it as its first connection
+     * (taken while no thread of ours keeps one of the pool's), and then true is returned; otherwise the caller
+     * keeps it (false), also when another thread placed the holder meanwhile.
+     */
+    public static boolean place(HolderRoute route, Settings settings, Connection first) throws SQLException {
+        AtomicBoolean kept = new AtomicBoolean();
+        placement(route, settings, first, kept);
+        return kept.get();
+    }
+
+    private static Holder placement(HolderRoute route, Settings settings, Connection app, AtomicBoolean keep)
+            throws SQLException {
+        ConcurrentHashMap<String, FutureTask<Holder>> placements = route.placements();
+        String holderUrl = settings.holderUrl();
+        FutureTask<Holder> task = placements.get(holderUrl);
         if (task == null) {
-            FutureTask<HolderEndpoint> mine = new FutureTask<>(() -> compute(route, settings.holderUrl(), app));
-            task = RESOLVED.putIfAbsent(key, mine);
+            FutureTask<Holder> mine = new FutureTask<>(() -> compute(route, holderUrl, app, keep));
+            task = placements.putIfAbsent(holderUrl, mine);
             if (task == null) {
                 task = mine;
                 mine.run();
+                if (route.borrowsFromApplicationPool()) {
+                    usedBy(mine); // a DataSource counts as a user of its holder until it goes (letGo)
+                }
             }
         }
         try {
@@ -73,7 +103,7 @@ public final class EndpointResolver {
             Thread.currentThread().interrupt();
             throw new SQLException("LockHygiene: interrupted while placing the lock holder", "57014", e);
         } catch (ExecutionException e) {
-            RESOLVED.remove(key, task); // a refused setting is refused again next time, with the same words
+            placements.remove(holderUrl, task); // a refused setting is refused again next time, with the same words
             Throwable cause = e.getCause();
             if (cause instanceof SQLException) {
                 throw (SQLException) cause;
@@ -82,64 +112,165 @@ public final class EndpointResolver {
         }
     }
 
-    /** Forgets every placement (tests start afresh). */
-    public static void forgetAll() {
-        RESOLVED.clear();
+    /** True once {@code route} has its holder for {@code settings} (a caller may place it first). */
+    public static boolean placed(HolderRoute route, Settings settings) {
+        FutureTask<Holder> task = route.placements().get(settings.holderUrl());
+        return task != null && task.isDone();
     }
 
-    private static HolderEndpoint compute(HolderRoute route, String holderUrl, Connection app) throws SQLException {
+    /**
+     * Waits for a placement of {@code route} that another thread is making, holding nothing meanwhile: true
+     * when there is one (done now, or failed: the next {@link #resolve} tries again), false when none is made.
+     */
+    public static boolean awaitPlacement(HolderRoute route, Settings settings) throws SQLException {
+        FutureTask<Holder> task = route.placements().get(settings.holderUrl());
+        if (task == null) {
+            return false;
+        }
+        try {
+            task.get();
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SQLException("LockHygiene: interrupted while placing the lock holder", "57014", e);
+        } catch (ExecutionException e) {
+            return false;
+        }
+    }
+
+    /**
+     * A DataSource's route is closed or collected: its holders count it no more (a holder nobody uses closes
+     * its idle connections), and a holder that borrowed from its pool is shut down, its connection returned.
+     */
+    public static void letGo(HolderRoute route) {
+        for (FutureTask<Holder> task : route.placements().values()) {
+            if (!task.isDone()) {
+                continue;
+            }
+            Holder h;
+            try {
+                h = task.get();
+            } catch (InterruptedException | ExecutionException e) {
+                continue;
+            }
+            h.userClosed();
+            if (route.borrowsFromApplicationPool() && h.endpoint().kind() == HolderEndpoint.Kind.APPLICATION_ROUTE) {
+                h.shutdown();
+            }
+        }
+        route.placements().clear();
+    }
+
+    private static void usedBy(FutureTask<Holder> placed) {
+        try {
+            placed.get().userOpened();
+        } catch (InterruptedException | ExecutionException e) {
+            // a failed placement has no holder to count; resolve says why
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Forgets every placement of URL routes (tests start afresh). */
+    public static void forgetAll() {
+        HolderRoute.URL_PLACEMENTS.clear();
+    }
+
+    /**
+     * @param keep null when {@code app} is the application's own; else set when the holder keeps it
+     */
+    private static Holder compute(HolderRoute route, String holderUrl, Connection app, AtomicBoolean keep)
+            throws SQLException {
         if (Settings.HOLDER_POOLER.equals(holderUrl)) {
-            return applicationRoute(route, route.endpoint());
+            return applicationRoute(route, route.describe(), app, keep);
         }
         Identity appSide = identityOf(app);
         boolean appThroughPooler = Pgjdbc.backendPid(app) != appSide.pid;
         if (!Settings.HOLDER_AUTO.equals(holderUrl)) {
-            return explicit(route, holderUrl, appSide);
+            return Holders.of(explicit(route, holderUrl, appSide));
         }
         if (!appThroughPooler && !route.borrowsFromApplicationPool()) {
             // a direct application: its own route is a session of its own already
-            return new HolderEndpoint(HolderEndpoint.Kind.DIRECT, String.valueOf(route.endpoint()) + " (direct)",
-                    appSide.identity(), route::openLikeApplication);
+            return Holders.of(new HolderEndpoint(HolderEndpoint.Kind.DIRECT, route.describe() + " (direct)",
+                    appSide.identity(), route::openLikeApplication));
         }
-        String reason;
-        if (appSide.address == null) {
-            reason = "is not known (the pooler reaches the server through a Unix socket)";
-        } else if (route.applicationUrl() == null || route.applicationCredentials() == null) {
-            reason = "cannot be used: the application's URL or credentials are not known here";
+        List<String> tried = new ArrayList<>();
+        if (appThroughPooler && appSide.address == null) {
+            tried.add("the server's own address is not known (the pooler reaches the server through a Unix socket)");
         } else {
-            String direct = directUrl(route.applicationUrl(), appSide);
-            Properties props = holderProperties(route.applicationCredentials(), true);
-            try {
-                Identity holderSide = probe(route, direct, props);
-                if (holderSide.identity().equals(appSide.identity())) {
-                    Log.info("{}", EmulateMessages.holderOnServer(route.endpoint(), appSide.address, appSide.port));
-                    return new HolderEndpoint(HolderEndpoint.Kind.DIRECT, ConnectionUrl.redact(direct) + " (auto)",
-                            appSide.identity(), () -> route.openUrl(direct, holderProperties(
-                                    route.applicationCredentials(), false)));
+            List<ConnectRecipe> recipes = route.recipes(app);
+            if (recipes.isEmpty()) {
+                tried.add("nothing tells how the application connects (its URL and credentials are not known here)");
+            }
+            for (ConnectRecipe recipe : recipes) {
+                String url = appThroughPooler ? directUrl(recipe.url(), appSide) : recipe.url();
+                HolderRoute.UrlOpener opener = route.urlOpener();
+                try {
+                    Identity holderSide = probe(opener, url, holderProperties(recipe.properties(), true));
+                    if (holderSide.identity().equals(appSide.identity())) {
+                        String said = EmulateMessages.holderOnServer(route.describe(), holderSide.address,
+                                holderSide.port, recipe.source(), appThroughPooler);
+                        Properties props = holderProperties(recipe.properties(), false);
+                        return Holders.of(new HolderEndpoint(HolderEndpoint.Kind.DIRECT, ConnectionUrl.redact(url)
+                                + " (auto)", appSide.identity(), () -> opener.open(url, props)),
+                                () -> Log.info("{}", said)); // once per holder: a DataSource per tenant says it once
+                    }
+                    tried.add(recipe.source() + ": " + ConnectionUrl.redact(url) + " answers for another database ("
+                            + holderSide.identity() + ", the application's is " + appSide.identity() + ")");
+                } catch (SQLException | RuntimeException e) {
+                    tried.add(recipe.source() + ": " + ConnectionUrl.redact(url) + " did not accept the holder's"
+                            + " connection (" + e.getMessage() + ")");
                 }
-                reason = "answers for another database (" + holderSide.identity() + ", the application's is "
-                        + appSide.identity() + ")";
-            } catch (SQLException | RuntimeException e) {
-                reason = "did not accept the holder's connection (" + e.getMessage() + ")";
             }
         }
-        Log.warn("{}", EmulateMessages.holderThroughPooler(route.endpoint(),
-                appSide.address == null ? null : appSide.address + ":" + appSide.port, reason));
-        return applicationRoute(route, appSide.identity());
+        String why = String.join("; ", tried);
+        if (route.borrowsFromApplicationPool()) {
+            Log.warn("{}", EmulateMessages.holderSharesPool(route.describe(), why));
+        } else {
+            Log.warn("{}", EmulateMessages.holderThroughPooler(route.describe(), why));
+        }
+        return applicationRoute(route, appSide.identity(), app, keep);
     }
 
-    private static HolderEndpoint applicationRoute(HolderRoute route, Object identity) {
-        return new HolderEndpoint(HolderEndpoint.Kind.APPLICATION_ROUTE, String.valueOf(route.endpoint())
-                + (route.borrowsFromApplicationPool() ? " (borrowed from the application's pool)" : " (through the pooler)"),
-                Arrays.asList(identity, route.endpoint()), route::openLikeApplication);
+    /**
+     * The application's own route. A holder that borrows from the application's pool is the DataSource's own
+     * (its placement holds it, so it goes with the DataSource) and keeps the connection borrowed for the
+     * placement as its first one, taken before any of the application's own borrows.
+     */
+    private static Holder applicationRoute(HolderRoute route, Object identity, Connection app, AtomicBoolean keep) {
+        String description = route.describe() + (route.borrowsFromApplicationPool()
+                ? " (borrowed from the application's pool)" : " (through the pooler)");
+        if (!route.borrowsFromApplicationPool()) {
+            return Holders.of(new HolderEndpoint(HolderEndpoint.Kind.APPLICATION_ROUTE, description,
+                    Arrays.asList(identity, route.describe()), route::openLikeApplication));
+        }
+        java.util.concurrent.atomic.AtomicReference<Connection> first = new java.util.concurrent.atomic.AtomicReference<>();
+        if (keep != null) {
+            first.set(app);
+            keep.set(true);
+        }
+        String shown = route.describe();
+        return new Holder(new HolderEndpoint(HolderEndpoint.Kind.APPLICATION_ROUTE, description, identity, () -> {
+            Connection c = first.getAndSet(null);
+            if (c != null && !c.isClosed()) {
+                return c;
+            }
+            try {
+                return route.openLikeApplication();
+            } catch (SQLException e) {
+                throw new SQLException(EmulateMessages.holderCannotBorrow(shown, e.getMessage()), "08001", e);
+            }
+        }));
     }
 
     private static HolderEndpoint explicit(HolderRoute route, String url, Identity appSide) throws SQLException {
         String shown = ConnectionUrl.redact(url);
         Properties props = holderProperties(credentialsFor(url, route), false);
+        HolderRoute.UrlOpener opener = route.urlOpener();
         Connection first;
         try {
-            first = route.openUrl(url, props);
+            first = opener.open(url, props);
         } catch (SQLException e) {
             throw new SQLException(EmulateMessages.holderUrlUnreachable(shown, e.getMessage()), "08001", e);
         }
@@ -153,11 +284,11 @@ public final class EndpointResolver {
                         appSide.identity()), "HY024");
             }
             boolean pooler = Pgjdbc.backendPid(first) != holderSide.pid;
-            if (pooler && transactionPooling(route, url, props, first)) {
+            if (pooler && transactionPooling(opener, url, props, first)) {
                 throw new SQLException(EmulateMessages.holderUrlTransactionPooler(shown), "HY024");
             }
             return new HolderEndpoint(pooler ? HolderEndpoint.Kind.SESSION_POOLER : HolderEndpoint.Kind.DIRECT, shown,
-                    appSide.identity(), () -> route.openUrl(url, props));
+                    appSide.identity(), () -> opener.open(url, props));
         } finally {
             try {
                 first.close();
@@ -172,10 +303,10 @@ public final class EndpointResolver {
      * a transaction; a session pooler keeps {@code first}'s backend for it, a transaction pooler gives
      * {@code first} another one (or, with LIFO reuse, the second gets {@code first}'s former server).
      */
-    private static boolean transactionPooling(HolderRoute route, String url, Properties props, Connection first)
-            throws SQLException {
+    private static boolean transactionPooling(HolderRoute.UrlOpener opener, String url, Properties props,
+                                              Connection first) throws SQLException {
         int before = backendPid(first);
-        Connection second = route.openUrl(url, props);
+        Connection second = opener.open(url, props);
         try {
             second.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_SECONDS * 1000);
             first.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_SECONDS * 1000);
@@ -202,8 +333,8 @@ public final class EndpointResolver {
         }
     }
 
-    private static Identity probe(HolderRoute route, String url, Properties props) throws SQLException {
-        Connection c = route.openUrl(url, props);
+    private static Identity probe(HolderRoute.UrlOpener opener, String url, Properties props) throws SQLException {
+        Connection c = opener.open(url, props);
         if (c == null) {
             throw new SQLException("no pgjdbc driver accepts " + ConnectionUrl.redact(url));
         }
@@ -219,16 +350,18 @@ public final class EndpointResolver {
         }
     }
 
-    /** The user and password named in the URL win; otherwise the application's own. */
+    /** The user and password named in the URL win; otherwise the application's own (its first recipe's). */
     private static Properties credentialsFor(String url, HolderRoute route) {
         Properties p = new Properties();
         boolean urlHasUser = url.matches("(?i).*[?&]user=.*");
-        Properties app = route.applicationCredentials();
-        if (!urlHasUser && app != null) {
-            p.putAll(app);
+        List<ConnectRecipe> recipes = route.recipes(null);
+        if (!urlHasUser && !recipes.isEmpty()) {
+            p.putAll(HolderRoute.credentials(recipes.get(0).properties()));
         }
         return p;
     }
+
+
 
     private static Properties holderProperties(Properties credentials, boolean probe) {
         Properties p = new Properties();

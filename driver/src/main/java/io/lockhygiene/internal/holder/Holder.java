@@ -258,8 +258,18 @@ public final class Holder {
         return queueAndFlush(new Take(owner, key, shared, tryLock, tx, level, queued));
     }
 
-    /** Queues {@code take} and sends it with everything else due on the main connection, in one round trip. */
+    /**
+     * Queues {@code take} and sends it with everything else due on the main connection, in one round trip.
+     * The main connection is opened first, outside every lock of ours.
+     */
     private Boolean queueAndFlush(Take take) throws SQLException {
+        if (!main.isOpen()) {
+            long start = System.nanoTime();
+            main.open(); // through the application's pooler its first statement waits for a server too
+            if (main.pins() && System.nanoTime() - start > STARVED_NANOS) {
+                toldStarved(System.nanoTime() - start);
+            }
+        }
         takes.add(take);
         main.io.lock();
         try {
@@ -492,20 +502,20 @@ public final class Holder {
         long start = System.nanoTime();
         boolean neededServer = main.pins() && !main.pinned();
         boolean nothingToLose = releases.isEmpty() && !arbiter.backendHolds(main);
+        boolean usedBefore = main.answered();
         try {
             answers = main.select(list.toString(), columns);
         } catch (SQLException | RuntimeException e) {
-            if (!nothingToLose || !brokenConnection(e)) {
+            if (!nothingToLose || !usedBefore || !brokenConnection(e)) {
                 throw lost(e, batch);
             }
-            // an idle main connection that died meanwhile (a restart, a terminated backend): it held
-            // nothing, so nothing is lost; one fresh connection, one more try
+            // an idle main connection that died meanwhile (a restart, a terminated backend): it held nothing, so
+            // nothing is lost; its takes decide again, and the next opens a fresh one (outside our locks)
             main.close();
-            try {
-                answers = main.select(list.toString(), columns);
-            } catch (SQLException | RuntimeException again) {
-                throw lost(again, batch);
+            for (Take t : batch) {
+                t.decideAgain();
             }
+            return false;
         }
         if (neededServer && System.nanoTime() - start > STARVED_NANOS) {
             toldStarved(System.nanoTime() - start);
@@ -835,19 +845,6 @@ public final class Holder {
                     waiters.closeAll();
                 }
             }
-        } finally {
-            main.io.unlock();
-        }
-    }
-
-    /** Opens the main connection now (a holder that borrows from the application's pool takes it first). */
-    public void reserve() throws SQLException {
-        if (main.isOpen()) {
-            return;
-        }
-        main.io.lock();
-        try {
-            main.link();
         } finally {
             main.io.unlock();
         }

@@ -5,8 +5,10 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The process's lock holders, one per endpoint identity (a database of a cluster, or an application route
- * where that is all that is known). Cleared only by tests.
+ * The process's lock holders that open connections of their own, one per endpoint identity (a database of a
+ * cluster, or a pooler route where that is all that is known): Strings and openers only, nothing of an
+ * application's DataSource. A holder that borrows from a DataSource's pool is that DataSource's, not here.
+ * Cleared only by tests.
  */
 public final class Holders {
     private static final ConcurrentHashMap<Object, Holder> HOLDERS = new ConcurrentHashMap<>();
@@ -16,7 +18,29 @@ public final class Holders {
 
     /** The holder for {@code endpoint}, made on first use (no connection is opened until it is needed). */
     public static Holder of(HolderEndpoint endpoint) {
-        return HOLDERS.computeIfAbsent(endpoint.identity(), i -> new Holder(endpoint));
+        return of(endpoint, null);
+    }
+
+    /** As {@link #of(HolderEndpoint)}; {@code whenMade} runs once, when this call made the holder (its start-up line). */
+    static Holder of(HolderEndpoint endpoint, Runnable whenMade) {
+        Holder existing = HOLDERS.get(endpoint.identity());
+        if (existing != null) {
+            return existing;
+        }
+        Holder made = new Holder(endpoint);
+        existing = HOLDERS.putIfAbsent(endpoint.identity(), made);
+        if (existing != null) {
+            return existing;
+        }
+        if (whenMade != null) {
+            whenMade.run();
+        }
+        return made;
+    }
+
+    /** How many holders the process has (one per database it holds locks in). */
+    public static int count() {
+        return HOLDERS.size();
     }
 
     /** Shuts every holder down and forgets them and every endpoint placement: a test starts afresh. */

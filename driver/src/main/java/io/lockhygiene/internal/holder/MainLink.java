@@ -1,6 +1,9 @@
 package io.lockhygiene.internal.holder;
 
 import java.sql.SQLException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -9,6 +12,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * no transaction. Through the application's own route it keeps a transaction open while it holds anything,
  * which pins its one pooled server, and ends it ({@code pg_advisory_unlock_all(); COMMIT}) when it holds
  * nothing, so its server goes back to the pool clean.
+ *
+ * <p>It is opened outside every lock of ours ({@link #open}): a connect, or a borrow from the application's
+ * pool, may wait long, and nobody may wait for our lock meanwhile. Under {@code io} it is only used.
  */
 final class MainLink {
     private static final String KEEP_IDLE_TRANSACTION =
@@ -21,20 +27,79 @@ final class MainLink {
     private volatile HolderLink link;
     /** Through a pooler: inside the transaction that pins its server (under io). */
     private boolean pinned;
+    /** The link has answered a statement (under io): a failure of a link that never did is not "went idle". */
+    private boolean answered;
+    /** The open in progress, if any: one opener at a time, the others wait for its result (no lock held). */
+    private final AtomicReference<CompletableFuture<HolderLink>> opening = new AtomicReference<>();
 
     MainLink(HolderEndpoint endpoint) {
         this.endpoint = endpoint;
     }
 
-    /** Under io: the link, opened now if need be. */
+    /**
+     * Outside every lock of ours: the link, opened now if need be. One thread opens; a thread that comes
+     * meanwhile waits for that open (bounded by its connect or borrow timeout) and shares its outcome.
+     */
+    HolderLink open() throws SQLException {
+        HolderLink l = link;
+        if (l != null && !l.isClosed()) {
+            return l;
+        }
+        CompletableFuture<HolderLink> mine = new CompletableFuture<>();
+        CompletableFuture<HolderLink> running = opening.compareAndExchange(null, mine);
+        if (running != null) {
+            return await(running);
+        }
+        try {
+            l = link;
+            if (l == null || l.isClosed()) {
+                l = endpoint.open();
+                io.lock();
+                try {
+                    link = l;
+                    pinned = false;
+                    answered = false;
+                } finally {
+                    io.unlock();
+                }
+            }
+            mine.complete(l);
+            return l;
+        } catch (SQLException | RuntimeException e) {
+            mine.completeExceptionally(e);
+            throw e;
+        } finally {
+            opening.set(null);
+        }
+    }
+
+    private static HolderLink await(CompletableFuture<HolderLink> running) throws SQLException {
+        try {
+            return running.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw Limits.cancelledException();
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof SQLException) {
+                throw new SQLException(cause.getMessage(), ((SQLException) cause).getSQLState(), cause);
+            }
+            throw new SQLException("LockHygiene: the lock holder could not connect: " + cause, "08001", cause);
+        }
+    }
+
+    /** Under io: the open link; never opens one (08003 when it is closed: the caller decides again). */
     HolderLink link() throws SQLException {
         HolderLink l = link;
         if (l == null || l.isClosed()) {
-            l = endpoint.open();
-            link = l;
-            pinned = false;
+            throw new SQLException("LockHygiene: the lock holder's main connection is closed", "08003");
         }
         return l;
+    }
+
+    /** Under io: whether the open link has answered a statement before (it was in use, not just opened). */
+    boolean answered() {
+        return answered;
     }
 
     boolean isOpen() {
@@ -66,7 +131,9 @@ final class MainLink {
     String[] select(String selectList, int columns) throws SQLException {
         HolderLink l = link();
         boolean first = pins() && !pinned;
-        return l.query("SELECT " + selectList + (first ? ", " + KEEP_IDLE_TRANSACTION : ""), columns);
+        String[] row = l.query("SELECT " + selectList + (first ? ", " + KEEP_IDLE_TRANSACTION : ""), columns);
+        answered = true;
+        return row;
     }
 
     /**

@@ -5,12 +5,17 @@
  * <h2>Lock order (the whole of emulate)</h2>
  * Outermost first; a thread that holds one may take only those below it. No user callback (listener, log
  * sink) runs under any of them: events are queued and published after they are let go. None is a
- * {@code synchronized} monitor, so a virtual thread that waits on one never pins its carrier.
+ * {@code synchronized} monitor, so a virtual thread that waits on one never pins its carrier. <b>None is
+ * held while a connection is opened or borrowed</b> (a connect, or a borrow from the application's pool,
+ * may wait long, and a thread that keeps a pooled connection may be waiting for that very lock): the
+ * holder's main session is opened by {@code MainLink.open} before {@code io} is taken, one opener at a time
+ * with the others waiting on its future; waiting sessions by {@code Waiters.borrow} outside {@code lists};
+ * placements ({@code EndpointResolver}) under no lock at all.
  * <table>
  * <caption>Locks of emulate, outermost first</caption>
  * <tr><th>lock</th><th>guards</th><th>held across a round trip</th></tr>
  * <tr><td>{@code MainLink.io}</td><td>the holder's main session: one round trip at a time, the batch it
- * sends</td><td>yes (that is its job)</td></tr>
+ * sends</td><td>yes (that is its job); never across its opening</td></tr>
  * <tr><td>{@code Waiter.io}</td><td>one waiting session of the holder: its wait or its releases</td><td>yes</td></tr>
  * <tr><td>{@code Arbiter.state}</td><td>the lock table and its condition (local waiters sleep on it)</td><td>never</td></tr>
  * <tr><td>{@code Waiters.lists}</td><td>the idle and all lists of waiting sessions</td><td>never (a session
@@ -18,8 +23,8 @@
  * <tr><td>{@code HolderWatchdog.LIFECYCLE}</td><td>starting and stopping the watchdog thread</td><td>never,
  * and never while a holder is called</td></tr>
  * </table>
- * Beside emulate, each taken alone: {@code AdvisoryWaitMonitor.lock} (one poll at a time, its pg_locks
- * query inside), {@code ProcessReports.reportLock} (the report file's writes), and the short monitors of
+ * Beside emulate, each taken alone: {@code AdvisoryWaitMonitor.lock} (its episodes and start/close; the
+ * poll's borrow and query run before it), {@code ProcessReports.reportLock} (the report file's writes), and the short monitors of
  * {@code KeyCache}, {@code LockOwner} and {@code ReportLog} (map and counter updates, no I/O).
  */
 package io.lockhygiene.internal.holder;

@@ -58,17 +58,36 @@ class EmulateMessagesTest {
     @Test
     void placementMessagesGiveTheArithmeticAndTheFix() {
         assertEquals("LockHygiene (lockhygiene.mode=emulate): the lock holder for app connects to the server itself at"
-                + " 10.0.0.5:5432 (lockhygiene.holderUrl=auto), so it takes none of the pooler's servers",
-                EmulateMessages.holderOnServer("app", "10.0.0.5", "5432"));
+                + " 10.0.0.5:5432 (lockhygiene.holderUrl=auto, with HikariCP's configuration), so it takes none of the"
+                + " pooler's servers",
+                EmulateMessages.holderOnServer("app", "10.0.0.5", "5432", "HikariCP's configuration", true));
+        assertEquals("LockHygiene (lockhygiene.mode=emulate): the lock holder for app connects to the server itself at"
+                + " 10.0.0.5:5432 (lockhygiene.holderUrl=auto, with pgjdbc's PGSimpleDataSource), so it takes none of"
+                + " the application's pooled connections",
+                EmulateMessages.holderOnServer("app", "10.0.0.5", "5432", "pgjdbc's PGSimpleDataSource", false));
+        assertEquals("LockHygiene (lockhygiene.mode=emulate): the lock holder for app keeps one connection of the"
+                + " application's own pool: nothing tells how the application connects. That connection is the pool's"
+                + " one fewer for as long as the process runs, and if it is lost while the application's threads hold"
+                + " every other one, the next lock waits for the pool's connection timeout and fails (08001). Fix:"
+                + " lockhygiene.holderUrl=jdbc:postgresql://<server>:<port>/<database> (the application's user and"
+                + " password are used unless the URL names its own), or tell the wrapper how the pool connects: new"
+                + " LockHygieneDataSource(pool, settings).connectsTo(url, user, password).",
+                EmulateMessages.holderSharesPool("app", "nothing tells how the application connects"));
+        assertEquals("LockHygiene (lockhygiene.mode=emulate): the lock holder for app shares the application's pool"
+                + " and got no connection from it (timed out): every connection was in use, some by threads waiting for"
+                + " this lock. Fix: lockhygiene.holderUrl=jdbc:postgresql://<server>:<port>/<database>, so that the"
+                + " holder connects on its own, or tell the wrapper how the pool connects"
+                + " (LockHygieneDataSource.connectsTo).", EmulateMessages.holderCannotBorrow("app", "timed out"));
         assertEquals("LockHygiene (lockhygiene.mode=emulate): the lock holder for app goes through the application's"
-                + " pooler: the server's own address 10.0.0.5:5432 did not accept the holder's connection (refused)."
+                + " pooler: the application's URL: jdbc:postgresql://10.0.0.5:5432/app did not accept the holder's"
+                + " connection (refused)."
                 + " Then each process's holder takes one pooled server while it holds locks, so N processes holding"
                 + " locks at once need N servers of the pool beyond the application's own; with a pool of S servers,"
                 + " N >= S stops everything. Fix: give the holder its own endpoint,"
                 + " lockhygiene.holderUrl=jdbc:postgresql://<server>:<port>/<database>, or a PgBouncer database entry"
                 + " with pool_mode=session (sized one server per process); lockhygiene.holderUrl=pooler silences this.",
-                EmulateMessages.holderThroughPooler("app", "10.0.0.5:5432",
-                        "did not accept the holder's connection (refused)"));
+                EmulateMessages.holderThroughPooler("app", "the application's URL: jdbc:postgresql://10.0.0.5:5432/app"
+                        + " did not accept the holder's connection (refused)"));
         assertEquals("LockHygiene (lockhygiene.mode=emulate): the lock holder for app waited 5012 ms for a server of"
                 + " the application's transaction pooler. Every process's holder takes one pooled server while it holds"
                 + " locks, so with N processes holding locks at once and a pool of S servers, N >= S leaves nothing for"
@@ -108,8 +127,9 @@ class EmulateMessagesTest {
         List<String> all = List.of(EmulateMessages.CLOSED, EmulateMessages.CANCELLED, EmulateMessages.lockTimeout(1),
                 EmulateMessages.deadlockHere("a", KEY, "b"), EmulateMessages.deadlockAcrossProcesses("a", KEY, "b"),
                 EmulateMessages.refused("why", "SQL"), EmulateMessages.holderLost("e", "c"), EmulateMessages.lockLost("o"),
-                EmulateMessages.holderStarved("e", 1), EmulateMessages.holderOnServer("e", "h", "1"),
-                EmulateMessages.holderThroughPooler("e", "h:1", "r"), EmulateMessages.holderUrlUnreachable("u", "x"),
+                EmulateMessages.holderStarved("e", 1), EmulateMessages.holderOnServer("e", "h", "1", "s", true),
+                EmulateMessages.holderThroughPooler("e", "r"), EmulateMessages.holderSharesPool("e", "r"),
+                EmulateMessages.holderCannotBorrow("e", "x"), EmulateMessages.holderUrlUnreachable("u", "x"),
                 EmulateMessages.holderUrlNoDriver("u"), EmulateMessages.holderUrlOtherDatabase("u", "a", "b"),
                 EmulateMessages.holderUrlTransactionPooler("u"), EmulateMessages.holderUrlPoolingUnknown("u", 5, "x"),
                 EmulateMessages.unlockNotHeld("s", "w", "o"));

@@ -95,4 +95,47 @@ public final class BedAdmin {
             return rs.getInt(1);
         }
     }
+
+    /** The application_name of each backend that holds the single-bigint-key advisory lock {@code key}. */
+    public List<String> applicationNamesHolding(long key) throws SQLException {
+        List<String> names = new ArrayList<>();
+        try (Connection c = bed.connect(Route.DIRECT);
+             PreparedStatement ps = c.prepareStatement("SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a"
+                     + " ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+                     + " AND ((l.classid::bigint << 32) | l.objid::bigint) = ?")) {
+            ps.setLong(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    names.add(rs.getString(1));
+                }
+            }
+        }
+        return names;
+    }
+
+    /** Sessions of our database with this application_name (a lock holder's: "lockhygiene lock holder"). */
+    public int sessionsNamed(String applicationName) throws SQLException {
+        try (Connection c = bed.connect(Route.DIRECT);
+             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE datname ="
+                     + " current_database() AND application_name = ? AND pid <> pg_backend_pid()")) {
+            ps.setString(1, applicationName);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    /** Terminates every backend of our database with this application_name; returns how many. */
+    public int terminateSessionsNamed(String applicationName) throws SQLException {
+        try (Connection c = bed.connect(Route.DIRECT);
+             PreparedStatement ps = c.prepareStatement("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                     + " WHERE datname = current_database() AND application_name = ? AND pid <> pg_backend_pid()")) {
+            ps.setString(1, applicationName);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
 }
