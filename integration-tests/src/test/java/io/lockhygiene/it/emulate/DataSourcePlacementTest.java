@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.PrintWriter;
 import java.lang.ref.WeakReference;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -18,7 +17,6 @@ import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.logging.Logger;
 
 import javax.sql.DataSource;
 
@@ -26,6 +24,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.lockhygiene.LockHygieneDataSource;
 import io.lockhygiene.internal.holder.Holders;
+import io.lockhygiene.it.bed.OpaqueDataSource;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
@@ -104,58 +103,6 @@ class DataSourcePlacementTest {
         }
     }
 
-    /** A DataSource that tells nothing of where it connects: no getters, no unwrap. */
-    private static final class Opaque implements DataSource {
-        private final DataSource inner;
-
-        Opaque(DataSource inner) {
-            this.inner = inner;
-        }
-
-        @Override
-        public Connection getConnection() throws SQLException {
-            return inner.getConnection();
-        }
-
-        @Override
-        public Connection getConnection(String u, String p) throws SQLException {
-            return inner.getConnection(u, p);
-        }
-
-        @Override
-        public PrintWriter getLogWriter() {
-            return null;
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) {
-        }
-
-        @Override
-        public void setLoginTimeout(int seconds) {
-        }
-
-        @Override
-        public int getLoginTimeout() {
-            return 0;
-        }
-
-        @Override
-        public Logger getParentLogger() {
-            return Logger.getGlobal();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> iface) throws SQLException {
-            throw new SQLException("not a wrapper");
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) {
-            return false;
-        }
-    }
-
     /**
      * Nothing can be learned (and scram refuses a connection without a password): the holder keeps one
      * connection of the pool, borrowed before the application's first, so the pool-emptying workload still
@@ -165,7 +112,7 @@ class DataSourcePlacementTest {
     void whenNothingCanBeLearnedTheHolderTakesItsConnectionFirstAndTheWorkersRunThrough() throws Exception {
         long key = 932_111;
         try (HikariDataSource pool = hikari(Route.DIRECT, 4, 30_000)) {
-            LockHygieneDataSource ds = new LockHygieneDataSource(new Opaque(pool), emulate());
+            LockHygieneDataSource ds = new LockHygieneDataSource(OpaqueDataSource.of(pool::getConnection), emulate());
             BorrowsScenario.Result r = BorrowsScenario.run(BorrowsScenario.over(ds, PoolExhaustionTest.JOB), key,
                     PoolExhaustionTest.THREADS, PoolExhaustionTest.TRIES, 120);
             System.out.println("[datasource placement] opaque DataSource (holder keeps a pool connection): " + r);
@@ -179,7 +126,7 @@ class DataSourcePlacementTest {
             assertFalse(names.get(0).startsWith(HOLDER), "a pooled connection holds it: " + names);
         }
         try (HikariDataSource pool = hikari(Route.TRANSACTION_POOL, 4, 30_000)) {
-            LockHygieneDataSource ds = new LockHygieneDataSource(new Opaque(pool), emulate())
+            LockHygieneDataSource ds = new LockHygieneDataSource(OpaqueDataSource.of(pool::getConnection), emulate())
                     .connectsTo(bed.url(Route.TRANSACTION_POOL), bed.endpoints().user(), bed.endpoints().password());
             assertEquals(List.of(HOLDER), whoHoldsAfterLocking(ds, key + 1), "connectsTo: the holder connects on its own");
         }
@@ -196,7 +143,7 @@ class DataSourcePlacementTest {
     void aHolderThatCannotBorrowFailsTheStatementWithinThePoolsTimeout() throws Exception {
         long key = 932_121;
         try (HikariDataSource pool = hikari(Route.DIRECT, 2, 2_000)) {
-            LockHygieneDataSource ds = new LockHygieneDataSource(new Opaque(pool), emulate());
+            LockHygieneDataSource ds = new LockHygieneDataSource(OpaqueDataSource.of(pool::getConnection), emulate());
             try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
                 assertTrue(bool(s, "SELECT pg_try_advisory_lock(" + key + ")")); // kept by this thread
             }
@@ -278,7 +225,7 @@ class DataSourcePlacementTest {
         }
         // the borrowing holder of an opaque pool goes with its wrapper too, and gives its connection back
         try (HikariDataSource pool = hikari(Route.DIRECT, 2, 2_000)) {
-            WeakReference<LockHygieneDataSource> ref = useAndDrop(new Opaque(pool), key + 2);
+            WeakReference<LockHygieneDataSource> ref = useAndDrop(OpaqueDataSource.of(pool::getConnection), key + 2);
             awaitCollected(ref);
             assertNull(ref.get());
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);

@@ -94,52 +94,11 @@ class WaitMonitorTest {
     @Test
     void survivesTheServerGoingAwayAndComingBack() throws Exception {
         AtomicBoolean down = new AtomicBoolean(true);
-        try (AdvisoryWaitMonitor monitor = AdvisoryWaitMonitor.forDataSource(new javax.sql.DataSource() {
-            @Override
-            public Connection getConnection() throws SQLException {
+        try (AdvisoryWaitMonitor monitor = AdvisoryWaitMonitor.forDataSource(io.lockhygiene.it.bed.OpaqueDataSource.of(() ->
                 // a port nothing listens on while "down", the real server after
-                return down.get() ? java.sql.DriverManager.getConnection("jdbc:postgresql://127.0.0.1:1/x?connectTimeout=2",
-                        bed.credentials()) : bed.connect(Route.TRANSACTION_POOL);
-            }
-
-            @Override
-            public Connection getConnection(String u, String p) throws SQLException {
-                return getConnection();
-            }
-
-            @Override
-            public java.io.PrintWriter getLogWriter() {
-                return null;
-            }
-
-            @Override
-            public void setLogWriter(java.io.PrintWriter out) {
-            }
-
-            @Override
-            public void setLoginTimeout(int seconds) {
-            }
-
-            @Override
-            public int getLoginTimeout() {
-                return 0;
-            }
-
-            @Override
-            public java.util.logging.Logger getParentLogger() {
-                return null;
-            }
-
-            @Override
-            public <T> T unwrap(Class<T> iface) {
-                return null;
-            }
-
-            @Override
-            public boolean isWrapperFor(Class<?> iface) {
-                return false;
-            }
-        }).threshold(Duration.ofSeconds(1)).interval(Duration.ofMillis(50)).name("flaky").build()) {
+                down.get() ? java.sql.DriverManager.getConnection("jdbc:postgresql://127.0.0.1:1/x?connectTimeout=2",
+                        bed.credentials()) : bed.connect(Route.TRANSACTION_POOL)))
+                .threshold(Duration.ofSeconds(1)).interval(Duration.ofMillis(50)).name("flaky").build()) {
             assertThrows(SQLException.class, monitor::poll);
             monitor.start(); // the scheduled polls log the outage once and keep going
             Thread.sleep(300);
