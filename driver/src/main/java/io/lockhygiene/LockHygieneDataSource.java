@@ -18,10 +18,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
-import io.lockhygiene.internal.holder.ConnectRecipe;
-import io.lockhygiene.internal.holder.EndpointResolver;
+import io.lockhygiene.internal.placement.ConnectRecipe;
+import io.lockhygiene.internal.placement.EndpointResolver;
 import io.lockhygiene.internal.holder.Holder;
-import io.lockhygiene.internal.holder.HolderRoute;
+import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
 import io.lockhygiene.internal.jdbc.RawConnect;
 import io.lockhygiene.internal.policy.LockPolicy;
@@ -331,8 +331,8 @@ public final class LockHygieneDataSource implements DataSource, AutoCloseable {
             if (t != null) {
                 learned.add(t);
             }
-            learned.addAll(io.lockhygiene.internal.holder.PoolConfig.of(delegate));
-            ConnectRecipe own = first == null ? null : io.lockhygiene.internal.holder.PoolConfig.ofConnection(first);
+            learned.addAll(io.lockhygiene.internal.placement.PoolConfig.of(delegate));
+            ConnectRecipe own = first == null ? null : io.lockhygiene.internal.placement.PoolConfig.ofConnection(first);
             if (own != null) {
                 learned.add(own);
             }

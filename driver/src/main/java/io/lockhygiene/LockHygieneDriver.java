@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.Properties;
 import java.util.logging.Logger;
 
-import io.lockhygiene.internal.holder.HolderRoute;
+import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
 import io.lockhygiene.internal.jdbc.RawConnect;
 import io.lockhygiene.internal.settings.ConnectionUrl;

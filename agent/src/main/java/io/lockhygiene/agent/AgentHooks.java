@@ -4,7 +4,7 @@ import java.sql.Connection;
 import java.sql.Driver;
 import java.util.Properties;
 
-import io.lockhygiene.internal.holder.HolderRoute;
+import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
 import io.lockhygiene.internal.jdbc.RawConnect;
 import io.lockhygiene.internal.log.Log;

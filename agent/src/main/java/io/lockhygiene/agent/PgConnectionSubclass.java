@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Set;
 
 import io.lockhygiene.internal.jdbc.GeneratedConnection;
-import io.lockhygiene.internal.holder.HolderRoute;
+import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
 import io.lockhygiene.settings.Settings;
 

@@ -110,7 +110,7 @@ public final class RunBenchmarks {
 
     private static void memory() throws Exception {
         java.lang.reflect.Method wrap = io.lockhygiene.internal.jdbc.LockHygieneConnection.class.getMethod("wrap",
-                Connection.class, io.lockhygiene.settings.Settings.class, io.lockhygiene.internal.holder.HolderRoute.class);
+                Connection.class, io.lockhygiene.settings.Settings.class, io.lockhygiene.internal.placement.HolderRoute.class);
         Connection raw = (Connection) java.lang.reflect.Proxy.newProxyInstance(RunBenchmarks.class.getClassLoader(),
                 new Class<?>[] {Connection.class}, (p, m, a) -> "createStatement".equals(m.getName())
                         ? new NoopStatement((Connection) p) : m.getReturnType() == boolean.class

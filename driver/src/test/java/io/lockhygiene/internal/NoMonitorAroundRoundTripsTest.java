@@ -28,7 +28,7 @@ class NoMonitorAroundRoundTripsTest {
             "internal/log/Log.java", 1,            // resolving the logging sink once (reflection, no I/O)
             "internal/leak/ReportLog.java", 2,     // a counter and a set of seen keys
             "internal/holder/KeyCache.java", 2,    // a bounded map of key values
-            "internal/emulate/LockOwner.java", 3); // a counter of the owner's open server transactions
+            "internal/locktable/LockOwner.java", 3); // a counter of the owner's open server transactions
 
     @Test
     void everyMonitorInTheDriverIsAroundMemoryOnly() throws IOException {

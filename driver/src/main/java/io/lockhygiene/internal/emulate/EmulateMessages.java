@@ -1,5 +1,6 @@
 package io.lockhygiene.internal.emulate;
 
+
 /**
  * Every sentence {@code lockhygiene.mode=emulate} says to a user, in one place, so each is read (and tested,
  * {@code EmulateMessagesTest}) as the user reads it. Errors that stand for PostgreSQL's own keep PostgreSQL's

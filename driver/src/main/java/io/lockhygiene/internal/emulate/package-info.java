@@ -1,2 +1,5 @@
-/** emulate's pure model, free of JDBC: the lock table that decides advisory calls per owner as PostgreSQL does per session, its keys, owners and messages. */
+/**
+ * emulate on one application connection: where its transaction's calls run, one statement's execution
+ * through the lock table, the keys it computes, and every sentence emulate says.
+ */
 package io.lockhygiene.internal.emulate;

@@ -10,13 +10,13 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.events.EventType;
-import io.lockhygiene.internal.emulation.Emulation;
-import io.lockhygiene.internal.emulation.Outcome;
+import io.lockhygiene.internal.emulate.Emulation;
+import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.events.Events;
 import io.lockhygiene.internal.events.StatementTally;
 import io.lockhygiene.internal.leak.RecentStatements;
 import io.lockhygiene.internal.policy.LeakCheckSample;
-import io.lockhygiene.internal.holder.HolderRoute;
+import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.internal.leak.CallSite;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.leak.RecentCalls;
@@ -390,7 +390,7 @@ public final class ConnectionGuard {
      */
     private SQLException refuse(StatementPlan plan, Binds binds, String why) throws SQLException {
         if (plan.shape != null && !plan.callable) {
-            io.lockhygiene.internal.emulation.Validation.describe(plan.original, binds, plan.shape.parameterCount(), raw);
+            io.lockhygiene.internal.emulate.Validation.describe(plan.original, binds, plan.shape.parameterCount(), raw);
         }
         String message = EmulateMessages.refused(why, settings.loggable(plan.original));
         reporter.publish(EventType.REFUSED, null, null, null, plan.original, message, CallSite.capture("refused here"));
@@ -477,7 +477,7 @@ public final class ConnectionGuard {
             TransactionControl.Kind k = tc.kind();
             if (k == TransactionControl.Kind.SAVEPOINT || k == TransactionControl.Kind.ROLLBACK_TO
                     || k == TransactionControl.Kind.RELEASE) {
-                emulation.followSavepoint(k, "text:" + io.lockhygiene.internal.emulation.TableTransaction
+                emulation.followSavepoint(k, "text:" + io.lockhygiene.internal.emulate.TableTransaction
                         .savepointName(tc.textIn(sql)));
             }
         }

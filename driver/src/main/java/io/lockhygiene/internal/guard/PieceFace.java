@@ -5,8 +5,8 @@ import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.util.List;
 
-import io.lockhygiene.internal.emulation.LocalRows;
-import io.lockhygiene.internal.emulation.Outcome;
+import io.lockhygiene.internal.emulate.LocalRows;
+import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.shape.ShapeText;
 
 /**

@@ -7,7 +7,7 @@ import java.sql.Statement;
 import java.util.List;
 
 import io.lockhygiene.events.EventType;
-import io.lockhygiene.internal.emulation.Emulation;
+import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.leak.PgLocks;

@@ -6,11 +6,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
-import io.lockhygiene.internal.emulate.AdvisoryKey;
-import io.lockhygiene.internal.emulate.LockOwner;
-import io.lockhygiene.internal.emulate.LockTable;
-import io.lockhygiene.internal.emulate.ServerLock;
-import io.lockhygiene.internal.emulate.SessionHold;
+import io.lockhygiene.internal.locktable.AdvisoryKey;
+import io.lockhygiene.internal.locktable.LockOwner;
+import io.lockhygiene.internal.locktable.LockTable;
+import io.lockhygiene.internal.locktable.ServerLock;
+import io.lockhygiene.internal.locktable.SessionHold;
 import io.lockhygiene.internal.leak.HeldLock;
 
 /**

@@ -4,7 +4,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
-import io.lockhygiene.internal.emulate.AdvisoryKey;
+import io.lockhygiene.internal.locktable.AdvisoryKey;
 
 /**
  * A deadlock between an owner of this process that waits in PostgreSQL's queue and another process:

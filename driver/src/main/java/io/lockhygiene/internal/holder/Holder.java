@@ -15,9 +15,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.events.EventType;
-import io.lockhygiene.internal.emulate.AdvisoryKey;
-import io.lockhygiene.internal.emulate.LockOwner;
-import io.lockhygiene.internal.emulate.ServerLock;
+import io.lockhygiene.internal.locktable.AdvisoryKey;
+import io.lockhygiene.internal.locktable.LockOwner;
+import io.lockhygiene.internal.locktable.ServerLock;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.log.Log;
@@ -851,7 +851,7 @@ public final class Holder {
     }
 
     /** Closes every connection (tests, and the end of a holder nobody uses). */
-    void shutdown() {
+    public void shutdown() {
         main.io.lock();
         try {
             main.close();

@@ -38,19 +38,17 @@ public final class HolderEndpoint {
     private final Object identity;
     private final LinkOpener opener;
 
-    HolderEndpoint(Kind kind, String description, Object identity, Opener opener) {
-        this.kind = kind;
-        this.description = description;
-        this.identity = identity;
-        boolean dedicated = kind != Kind.APPLICATION_ROUTE;
-        this.opener = () -> JdbcHolderLink.of(opener.open(), dedicated);
-    }
-
     private HolderEndpoint(Kind kind, String description, Object identity, LinkOpener opener) {
         this.kind = kind;
         this.description = description;
         this.identity = identity;
         this.opener = opener;
+    }
+
+    /** An endpoint whose pgjdbc connections {@code opener} opens; identities compare equal for one database. */
+    public static HolderEndpoint of(Kind kind, String description, Object identity, Opener opener) {
+        boolean dedicated = kind != Kind.APPLICATION_ROUTE;
+        return new HolderEndpoint(kind, description, identity, () -> JdbcHolderLink.of(opener.open(), dedicated));
     }
 
     /** An endpoint whose links {@code opener} makes (unit tests of the holder without a server). */

@@ -1,5 +1,7 @@
 package io.lockhygiene.internal.holder;
 
+import io.lockhygiene.internal.placement.EndpointResolver;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,7 +24,7 @@ public final class Holders {
     }
 
     /** As {@link #of(HolderEndpoint)}; {@code whenMade} runs once, when this call made the holder (its start-up line). */
-    static Holder of(HolderEndpoint endpoint, Runnable whenMade) {
+    public static Holder of(HolderEndpoint endpoint, Runnable whenMade) {
         Holder existing = HOLDERS.get(endpoint.identity());
         if (existing != null) {
             return existing;
@@ -36,6 +38,11 @@ public final class Holders {
             whenMade.run();
         }
         return made;
+    }
+
+    /** A holder of {@code endpoint} that is nobody else's (a DataSource's own, which goes with it): not kept here. */
+    public static Holder own(HolderEndpoint endpoint) {
+        return new Holder(endpoint);
     }
 
     /** How many holders the process has (one per database it holds locks in). */

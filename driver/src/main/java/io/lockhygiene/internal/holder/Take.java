@@ -2,8 +2,8 @@ package io.lockhygiene.internal.holder;
 
 import java.sql.SQLException;
 
-import io.lockhygiene.internal.emulate.AdvisoryKey;
-import io.lockhygiene.internal.emulate.LockOwner;
+import io.lockhygiene.internal.locktable.AdvisoryKey;
+import io.lockhygiene.internal.locktable.LockOwner;
 
 /**
  * A server acquisition some owner waits for, sent in the next round trip of the holder's main connection

@@ -7,7 +7,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
-import io.lockhygiene.internal.emulate.AdvisoryKey;
+import io.lockhygiene.internal.locktable.AdvisoryKey;
 
 /**
  * Every emulated wait of this JVM, while it lasts: an owner waiting for another owner of the process (in

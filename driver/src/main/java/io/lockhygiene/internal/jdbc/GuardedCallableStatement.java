@@ -4,8 +4,8 @@ import java.sql.CallableStatement;
 import java.sql.SQLException;
 
 import io.lockhygiene.build.Forwarding;
-import io.lockhygiene.internal.emulation.LocalRows;
-import io.lockhygiene.internal.emulation.Outcome;
+import io.lockhygiene.internal.emulate.LocalRows;
+import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.guard.StatementPlan;
 import io.lockhygiene.internal.shape.ShapeEvaluator;
 

@@ -10,8 +10,8 @@ import java.util.Collections;
 import java.util.List;
 
 import io.lockhygiene.build.Forwarding;
-import io.lockhygiene.internal.emulation.LocalRows;
-import io.lockhygiene.internal.emulation.Outcome;
+import io.lockhygiene.internal.emulate.LocalRows;
+import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.guard.Binds;
 import io.lockhygiene.internal.guard.ConnectionGuard;
 import io.lockhygiene.internal.guard.Face;

@@ -12,7 +12,7 @@ import java.util.concurrent.Executor;
 import io.lockhygiene.build.Forwarding;
 import io.lockhygiene.internal.guard.ConnectionGuard;
 import io.lockhygiene.internal.guard.StatementPlan;
-import io.lockhygiene.internal.holder.HolderRoute;
+import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.internal.lint.SkipLockedLint;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;

@@ -1,5 +1,7 @@
 package io.lockhygiene.internal.emulate;
 
+import io.lockhygiene.internal.locktable.AdvisoryKey;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 

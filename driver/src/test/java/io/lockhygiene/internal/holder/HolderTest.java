@@ -18,8 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import io.lockhygiene.internal.emulate.AdvisoryKey;
-import io.lockhygiene.internal.emulate.LockOwner;
+import io.lockhygiene.internal.locktable.AdvisoryKey;
+import io.lockhygiene.internal.locktable.LockOwner;
 
 /**
  * The lock holder against a fake server (no PostgreSQL): batching, hand-overs, waits, deadlocks and loss,

@@ -238,7 +238,7 @@ class SharedHolderTest {
                     return false;
                 }
                 for (io.lockhygiene.internal.holder.Waits.Wait w : io.lockhygiene.internal.holder.Waits.snapshot()) {
-                    if (w.key().equals(io.lockhygiene.internal.emulate.AdvisoryKey.bigint(key))) {
+                    if (w.key().equals(io.lockhygiene.internal.locktable.AdvisoryKey.bigint(key))) {
                         return true;
                     }
                 }

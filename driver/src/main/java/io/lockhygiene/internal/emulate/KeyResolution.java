@@ -1,4 +1,4 @@
-package io.lockhygiene.internal.emulation;
+package io.lockhygiene.internal.emulate;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -7,7 +7,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.lockhygiene.internal.emulate.AdvisoryKey;
+import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.emulate.KeyValues;
 import io.lockhygiene.internal.guard.Binds;
 import io.lockhygiene.internal.holder.KeyCache;

@@ -1,4 +1,6 @@
-package io.lockhygiene.internal.holder;
+package io.lockhygiene.internal.placement;
+
+import io.lockhygiene.internal.holder.Holder;
 
 import java.sql.Connection;
 import java.sql.SQLException;

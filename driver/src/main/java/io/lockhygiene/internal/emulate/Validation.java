@@ -1,4 +1,4 @@
-package io.lockhygiene.internal.emulation;
+package io.lockhygiene.internal.emulate;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;

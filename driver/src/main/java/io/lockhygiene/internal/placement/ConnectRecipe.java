@@ -1,4 +1,4 @@
-package io.lockhygiene.internal.holder;
+package io.lockhygiene.internal.placement;
 
 import java.util.Properties;
 

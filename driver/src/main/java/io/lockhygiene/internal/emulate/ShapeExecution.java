@@ -1,4 +1,4 @@
-package io.lockhygiene.internal.emulation;
+package io.lockhygiene.internal.emulate;
 
 import java.sql.SQLException;
 import java.sql.SQLWarning;
@@ -7,9 +7,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.lockhygiene.events.EventType;
-import io.lockhygiene.internal.emulate.AdvisoryKey;
+import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.emulate.KeyValues;
-import io.lockhygiene.internal.emulate.LockOwner;
+import io.lockhygiene.internal.locktable.LockOwner;
 import io.lockhygiene.internal.guard.Binds;
 import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.holder.Limits;

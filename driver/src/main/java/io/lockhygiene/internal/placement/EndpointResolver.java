@@ -1,4 +1,8 @@
-package io.lockhygiene.internal.holder;
+package io.lockhygiene.internal.placement;
+
+import io.lockhygiene.internal.holder.Holder;
+import io.lockhygiene.internal.holder.HolderEndpoint;
+import io.lockhygiene.internal.holder.Holders;
 
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -192,7 +196,7 @@ public final class EndpointResolver {
         }
         if (!appThroughPooler && !route.borrowsFromApplicationPool()) {
             // a direct application: its own route is a session of its own already
-            return Holders.of(new HolderEndpoint(HolderEndpoint.Kind.DIRECT, route.describe() + " (direct)",
+            return Holders.of(HolderEndpoint.of(HolderEndpoint.Kind.DIRECT, route.describe() + " (direct)",
                     appSide.identity(), route::openLikeApplication));
         }
         List<String> tried = new ArrayList<>();
@@ -212,7 +216,7 @@ public final class EndpointResolver {
                         String said = EmulateMessages.holderOnServer(route.describe(), holderSide.address,
                                 holderSide.port, recipe.source(), appThroughPooler);
                         Properties props = holderProperties(recipe.properties(), false);
-                        return Holders.of(new HolderEndpoint(HolderEndpoint.Kind.DIRECT, ConnectionUrl.redact(url)
+                        return Holders.of(HolderEndpoint.of(HolderEndpoint.Kind.DIRECT, ConnectionUrl.redact(url)
                                 + " (auto)", appSide.identity(), () -> opener.open(url, props)),
                                 () -> Log.info("{}", said)); // once per holder: a DataSource per tenant says it once
                     }
@@ -242,7 +246,7 @@ public final class EndpointResolver {
         String description = route.describe() + (route.borrowsFromApplicationPool()
                 ? " (borrowed from the application's pool)" : " (through the pooler)");
         if (!route.borrowsFromApplicationPool()) {
-            return Holders.of(new HolderEndpoint(HolderEndpoint.Kind.APPLICATION_ROUTE, description,
+            return Holders.of(HolderEndpoint.of(HolderEndpoint.Kind.APPLICATION_ROUTE, description,
                     Arrays.asList(identity, route.describe()), route::openLikeApplication));
         }
         java.util.concurrent.atomic.AtomicReference<Connection> first = new java.util.concurrent.atomic.AtomicReference<>();
@@ -251,7 +255,7 @@ public final class EndpointResolver {
             keep.set(true);
         }
         String shown = route.describe();
-        return new Holder(new HolderEndpoint(HolderEndpoint.Kind.APPLICATION_ROUTE, description, identity, () -> {
+        return Holders.own(HolderEndpoint.of(HolderEndpoint.Kind.APPLICATION_ROUTE, description, identity, () -> {
             Connection c = first.getAndSet(null);
             if (c != null && !c.isClosed()) {
                 return c;
@@ -287,7 +291,7 @@ public final class EndpointResolver {
             if (pooler && transactionPooling(opener, url, props, first)) {
                 throw new SQLException(EmulateMessages.holderUrlTransactionPooler(shown), "HY024");
             }
-            return new HolderEndpoint(pooler ? HolderEndpoint.Kind.SESSION_POOLER : HolderEndpoint.Kind.DIRECT, shown,
+            return HolderEndpoint.of(pooler ? HolderEndpoint.Kind.SESSION_POOLER : HolderEndpoint.Kind.DIRECT, shown,
                     appSide.identity(), () -> opener.open(url, props));
         } finally {
             try {

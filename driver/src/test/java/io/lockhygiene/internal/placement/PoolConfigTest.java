@@ -1,4 +1,4 @@
-package io.lockhygiene.internal.holder;
+package io.lockhygiene.internal.placement;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package io.lockhygiene.internal.emulate;
+package io.lockhygiene.internal.locktable;
 
 /**
  * An advisory lock key as PostgreSQL tells keys apart: the one-bigint space ({@code pg_advisory_lock(k)})

@@ -1,4 +1,4 @@
-package io.lockhygiene.internal.emulate;
+package io.lockhygiene.internal.locktable;
 
 /** One owner's session-level hold, as reported when it is released for a gone owner (see {@link LockTable#releaseOwner}). */
 public final class SessionHold {

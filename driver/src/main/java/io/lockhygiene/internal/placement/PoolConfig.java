@@ -1,4 +1,4 @@
-package io.lockhygiene.internal.holder;
+package io.lockhygiene.internal.placement;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;

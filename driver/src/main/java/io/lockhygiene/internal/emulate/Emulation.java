@@ -1,15 +1,15 @@
-package io.lockhygiene.internal.emulation;
+package io.lockhygiene.internal.emulate;
 
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 
-import io.lockhygiene.internal.emulate.LockOwner;
+import io.lockhygiene.internal.locktable.LockOwner;
 import io.lockhygiene.internal.guard.Binds;
-import io.lockhygiene.internal.holder.EndpointResolver;
+import io.lockhygiene.internal.placement.EndpointResolver;
 import io.lockhygiene.internal.holder.Holder;
-import io.lockhygiene.internal.holder.HolderRoute;
+import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.internal.holder.Limits;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;

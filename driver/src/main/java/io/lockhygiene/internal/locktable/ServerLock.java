@@ -1,4 +1,4 @@
-package io.lockhygiene.internal.emulate;
+package io.lockhygiene.internal.locktable;
 
 /** A lock one of the holder's backends lets go of on the server (see {@link LockTable#surplus}). */
 public final class ServerLock {
