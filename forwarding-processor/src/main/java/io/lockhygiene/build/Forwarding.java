@@ -27,9 +27,10 @@ public @interface Forwarding {
     boolean extensible() default false;
 
     /**
-     * The name of a field of the class holding a bind recorder (null while none is wanted): each forwarded
-     * {@code PreparedStatement.setXxx(int index, ...)} then also records its call there, as
-     * {@code field.set(index, "setXxx", (target, i) -> target.setXxx(i, ...), args...)}.
+     * An expression of the class (a field, or a call) that gives the bind recorder to use now, or null while
+     * none is wanted: each forwarded {@code PreparedStatement.setXxx(int index, ...)} evaluates it once and
+     * then also records its call there, as
+     * {@code recorder.set(index, "setXxx", (target, i) -> target.setXxx(i, ...), args...)}.
      */
     String bindsField() default "";
 }

@@ -128,8 +128,8 @@ public final class ForwardingProcessor extends AbstractProcessor {
                         replayArgs.add("a" + i);
                         values.add("a" + i);
                     }
-                    out.append("        if (").append(spec.bindsField()).append(" != null) {\n            ")
-                            .append(spec.bindsField()).append(".set(a0, \"").append(m.getSimpleName())
+                    out.append("        var recorded = ").append(spec.bindsField()).append(";\n        if (recorded != null) {\n")
+                            .append("            recorded.set(a0, \"").append(m.getSimpleName())
                             .append("\", (t, i) -> t.").append(m.getSimpleName()).append('(').append(replayArgs)
                             .append(')').append(values.length() == 0 ? "" : ", " + values).append(");\n        }\n");
                 }

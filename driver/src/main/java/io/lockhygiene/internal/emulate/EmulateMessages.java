@@ -66,6 +66,21 @@ public final class EmulateMessages {
                 + " advisory locks it held" + (whose == null ? "" : " for it") + " are gone. Take them again.";
     }
 
+    /**
+     * A fenced commit found the owner's locks gone (SQLState 08006): the transaction was rolled back, as it
+     * would be had the owner's own session died.
+     */
+    public static String commitFenced(Object owner, java.util.List<?> keys) {
+        StringBuilder named = new StringBuilder();
+        for (Object k : keys) {
+            named.append(named.length() == 0 ? "" : ", ").append(k);
+        }
+        return WHO + ": the transaction was rolled back, not committed: the advisory lock" + (keys.size() == 1 ? " "
+                : "s ") + (keys.isEmpty() ? "" : "(" + named + ") ") + "of " + owner + " ended with its lock holder's"
+                + " session before the commit, so another client may hold " + (keys.size() == 1 ? "it" : "them")
+                + " now. Take the lock again and redo the work.";
+    }
+
     /** Said once (WARN, HOLDER_STARVED) when a holder through the pooler waited long for a server. */
     public static String holderStarved(Object endpoint, long waitedMillis) {
         return WHO + ": the lock holder for " + endpoint + " waited " + waitedMillis + " ms for a server of the"

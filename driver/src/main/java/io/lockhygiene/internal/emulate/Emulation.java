@@ -172,12 +172,77 @@ public final class Emulation {
         return tableTransaction;
     }
 
-    /** Throws the loss of the holder once, on the statement after it. */
+    /**
+     * Throws the loss of the holder once, on the statement after it. Inside a transaction that transaction is
+     * rolled back first, as it would be had the owner's own session died: nothing it did after its locks
+     * were gone commits.
+     */
     public void throwIfLockLost() throws SQLException {
-        if (holder != null && holder.lossSeen() && owner().takeLost()) {
-            tableTransaction.forget();
-            forgetVenue();
-            throw Holder.lostException(owner().toString(), null);
+        SQLException lost = lostBeforeCommit();
+        if (lost != null) {
+            throw lost;
+        }
+    }
+
+    /**
+     * The owner's locks are known lost (the holder said so): its open transaction is rolled back and the
+     * loss returned, once; null otherwise. A commit asks this first.
+     */
+    public SQLException lostBeforeCommit() {
+        if (holder == null || !holder.lossSeen() || !owner().takeLost()) {
+            return null;
+        }
+        tableTransaction.forget();
+        forgetVenue();
+        SQLException lost = Holder.lostException(owner().toString(), null);
+        try {
+            if (Pgjdbc.inTransaction(raw)) {
+                Pgjdbc.executeSimple(raw, "ROLLBACK");
+            }
+        } catch (SQLException | RuntimeException e) {
+            lost.addSuppressed(e);
+        }
+        return lost;
+    }
+
+    /**
+     * True while the owner of this connection's statements holds emulated locks: its commits, explicit or
+     * autocommit, are fenced. Two volatile reads while nothing is held in the process.
+     */
+    public boolean ownerHolds() {
+        return holder != null && holder.anyoneHolds() && owner().holding();
+    }
+
+    /**
+     * The seals the owner's commit now must check in its round trip, or null when it holds nothing. Read
+     * before the owner's loss is asked: a loss clears the table only after it marked the owner, so a commit
+     * that finds nothing to fence because its locks were lost this moment gets the loss (rolled back) instead.
+     */
+    public int[] commitSeals() throws SQLException {
+        int[] seals = holder == null || !holder.anyoneHolds() ? null : holder.sealsOf(owner());
+        throwIfLockLost();
+        return seals;
+    }
+
+    /**
+     * A fence failed on the server (a session the owner's locks lived on is gone; the transaction rolled
+     * back): the holder looks at its sessions at once; the application gets 08006 naming the keys, and is not
+     * told again on its next statement.
+     */
+    public SQLException fenceFailed(SQLException serverError) {
+        LockOwner o = owner();
+        java.util.List<io.lockhygiene.internal.locktable.AdvisoryKey> keys = holder.keysOf(o);
+        holder.sessionSuspected(o);
+        o.takeLost();
+        tableTransaction.forget();
+        forgetVenue();
+        return new SQLException(EmulateMessages.commitFenced(o, keys), "08006", serverError);
+    }
+
+    /** DISCARD ALL ran: as on PostgreSQL, the owner's session-level locks go (transaction-level ones cannot exist). */
+    public void discardedAll() throws SQLException {
+        if (holder != null) {
+            holder.unlockAll(owner());
         }
     }
 

@@ -70,6 +70,15 @@ public final class Binds implements KeyValues.BindView {
         }
     }
 
+    /** Sets each recorded parameter of {@code target} at its own index, with the application's setter. */
+    public void applyAllTo(PreparedStatement target) throws SQLException {
+        for (int i = 0; i < setters.length; i++) {
+            if (setters[i] != null) {
+                setters[i].applyTo(target, i + 1);
+            }
+        }
+    }
+
     /**
      * The values and setters of {@code indexes}, as text: equal signatures give equal key values (for the
      * cache of immutable key expressions). Null when a value cannot be told by its text (a stream, a blob).

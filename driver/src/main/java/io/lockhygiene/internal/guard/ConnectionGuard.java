@@ -126,6 +126,9 @@ public final class ConnectionGuard {
             return true;
         }
         recent.add(sql);
+        if (emulation.ownerHolds()) {
+            return false; // its commits are fenced, DISCARD ALL lets its locks go: the slow path sees to both
+        }
         if (sql != lastUnflagged) {
             if (SqlScanner.mightMatter(sql)) {
                 return false;
@@ -165,7 +168,7 @@ public final class ConnectionGuard {
             return true;
         }
         recent.add(plan.original);
-        if (!plan.unflagged()) {
+        if (!plan.unflagged() || emulation.ownerHolds()) {
             return false;
         }
         if (autocommitSample != null && autocommitSample.next() && takeForSample(plan.sent)) {
@@ -265,6 +268,9 @@ public final class ConnectionGuard {
         boolean sampled = sampledText != null && (sampledText == plan.original || sampledText == plan.sent);
         sampledText = null;
         if (off || (plan.unflagged() && !sampled && !watchesEveryStatement())) {
+            if (!off && emulation.ownerHolds()) {
+                return runOwning(plan, face, runner);
+            }
             return runner.run(app, plan.sent); // nothing to plan (a word in a comment matched): as the fast path
         }
         if (plan.finalTransactionEnd() != null && checksAtTextEnd(plan)) {
@@ -299,6 +305,49 @@ public final class ConnectionGuard {
             default:
                 return runAsIs(plan, face, runner, where, false, p.wrapped());
         }
+    }
+
+    /** True while the owner of this connection's statements holds emulated locks (a volatile read when none does). */
+    public boolean ownerHolds() {
+        return !off && emulation.ownerHolds();
+    }
+
+    /**
+     * A statement without advisory calls of an owner that holds emulated locks. In autocommit it is its own
+     * commit, so it is fenced in its own round trip: run with the fence after it in one implicit transaction,
+     * which the fence undoes when a session holding the owner's locks is gone (then 08006, naming the keys);
+     * where that cannot be done exactly it runs in a transaction of ours whose COMMIT carries the fence.
+     * Inside a transaction it runs as it is (its end is fenced); one that cannot run inside a transaction
+     * block (VACUUM, CREATE INDEX CONCURRENTLY) commits nothing to fence. DISCARD ALL lets the owner's
+     * session-level locks go, as on PostgreSQL.
+     */
+    private <R> R runOwning(StatementPlan plan, Face face, Face.Runner<R> runner) throws SQLException {
+        Statement app = face.app();
+        if (TransactionControl.discardsAll(plan.original)) {
+            R result = runner.run(app, plan.sent);
+            emulation.discardedAll();
+            return result;
+        }
+        int[] seals = Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.IDLE && raw.getAutoCommit()
+                ? emulation.commitSeals() : null;
+        if (seals == null || !SqlScanner.runsInTransactionBlockAsAlone(plan.sent)) {
+            return runner.run(app, plan.sent);
+        }
+        Statement fenced;
+        try {
+            fenced = face.runFenced(plan.sent, io.lockhygiene.internal.holder.Seals.fence(seals));
+        } catch (SQLException e) {
+            if (io.lockhygiene.internal.holder.Seals.isFenceFailure(e)) {
+                throw emulation.fenceFailed(e);
+            }
+            throw e;
+        }
+        if (fenced == null) {
+            return ends.runWrapped(app, plan.sent, sql -> runner.run(app, sql));
+        }
+        Statement shown = face.chain(java.util.Collections.singletonList(fenced));
+        face.readFrom(shown, null);
+        return runner.run(shown, plan.original);
     }
 
     /**

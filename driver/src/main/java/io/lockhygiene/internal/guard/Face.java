@@ -29,7 +29,18 @@ public interface Face {
     /** One statement of a text of several: a statement of ours, with the application's statement's settings. */
     Statement pieceStatement() throws SQLException;
 
-    /** The results of several statements, in order, as one statement. */
+    /**
+     * Runs the application's statement, with its settings and bind values, followed by {@code fence}, as one
+     * execution (one round trip; in autocommit one implicit transaction, so a failing fence undoes it), on a
+     * statement of ours; returns that statement, at its first result. Null when that cannot be done exactly
+     * (bind values not all recorded, generated keys asked for, a callable statement): the caller then fences
+     * another way.
+     *
+     * @param sql what is sent of the application's statement (its text, or a prepared statement's)
+     */
+    Statement runFenced(String sql, String fence) throws SQLException;
+
+    /** The results of several statements, in order, as one statement (a fence's result is not shown). */
     Statement chain(List<Statement> pieces) throws SQLException;
 
     /**

@@ -50,6 +50,12 @@ final class PieceFace implements Face {
         return outer.pieceStatement();
     }
 
+    /** A piece runs inside a transaction its text opens or ours wraps: the end is fenced, not the piece. */
+    @Override
+    public Statement runFenced(String sql, String fence) {
+        return null;
+    }
+
     @Override
     public Statement chain(List<Statement> pieces) throws SQLException {
         return outer.chain(pieces);

@@ -8,6 +8,7 @@ import java.util.List;
 
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.internal.emulate.Emulation;
+import io.lockhygiene.internal.holder.Seals;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.leak.PgLocks;
@@ -199,7 +200,21 @@ final class TransactionEnds {
      * @param api the JDBC API's commit() / rollback() (pgjdbc's own when no check is due), else a text
      */
     private SQLWarning endTransaction(String command, boolean api) throws SQLException {
+        int[] seals = null;
+        // a failed transaction's COMMIT is a rollback: nothing to fence (and a fence would only fail with 25P02)
+        if (commits(command) && Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.OPEN) {
+            try {
+                seals = emulation.commitSeals(); // a known loss: rolled back here, never committed
+            } catch (SQLException lost) {
+                calls.clear();
+                emulation.transactionEnded();
+                throw lost;
+            }
+        }
         if (!checkAtTransactionEnd() || !Pgjdbc.inTransaction(raw)) {
+            if (seals != null) {
+                return endFenced(command, seals);
+            }
             SQLWarning warnings = null;
             if (api && "COMMIT".equals(command)) {
                 raw.commit();
@@ -217,19 +232,75 @@ final class TransactionEnds {
             emulation.transactionEnded();
             return warnings;
         }
-        return endAndCheck(command);
+        return endAndCheck(command, seals);
     }
 
-    /** The end with the leak check in its round trip; locks that moved to the holder are not reported. */
-    private SQLWarning endAndCheck(String command) throws SQLException {
+    /** COMMIT (any spelling the application used: COMMIT, END, COMMIT AND CHAIN), not a rollback. */
+    static boolean commits(String command) {
+        String c = command.trim();
+        return c.regionMatches(true, 0, "COMMIT", 0, 6) || c.regionMatches(true, 0, "END", 0, 3);
+    }
+
+    /**
+     * A commit of an owner that holds emulated locks, with the fence in its round trip: it takes effect only
+     * if the lock holder's sessions that hold them are still there at that moment; otherwise the fence's error
+     * stops it, the transaction is rolled back and the application gets 08006 naming the keys.
+     */
+    private SQLWarning endFenced(String command, int[] seals) throws SQLException {
+        SQLWarning warnings;
+        try (Statement s = raw.createStatement()) {
+            s.execute(Seals.fence(seals) + "; " + command);
+            warnings = s.getWarnings();
+        } catch (SQLException e) {
+            throw endedByFence(e);
+        } finally {
+            if (pooler.assumesPooling()) {
+                calls.clear();
+            }
+        }
+        emulation.transactionEnded();
+        return warnings;
+    }
+
+    /**
+     * A fenced end failed: the fence's failure is the loss (the transaction, aborted by it, is rolled back
+     * here); any other failure is the end's own, as the application's own end would have thrown it.
+     */
+    private SQLException endedByFence(SQLException e) {
+        calls.clear(); // the transaction is over either way
+        if (!Seals.isFenceFailure(e)) {
+            emulation.transactionEnded();
+            return e;
+        }
+        SQLException lost = emulation.fenceFailed(e);
+        try {
+            if (Pgjdbc.inTransaction(raw)) {
+                Pgjdbc.executeSimple(raw, "ROLLBACK");
+            }
+        } catch (SQLException | RuntimeException ours) {
+            lost.addSuppressed(ours);
+        }
+        emulation.transactionEnded();
+        return lost;
+    }
+
+    /**
+     * The end with the leak check in its round trip (and the fence before it, when the owner holds emulated
+     * locks); locks that moved to the holder are not reported.
+     */
+    private SQLWarning endAndCheck(String command, int[] seals) throws SQLException {
         List<HeldLock> held;
         SQLWarning warnings;
         try (Statement s = raw.createStatement()) {
             // A failure here is the COMMIT's own (serialization, deferred constraint, lost connection):
             // exactly what the application's commit would have thrown, so it propagates as is.
-            held = LeakReporter.readHeldLocks(s, s.execute(PgLocks.atTransactionEnd(command)));
+            String end = PgLocks.atTransactionEnd(command);
+            held = LeakReporter.readHeldLocks(s, s.execute(seals == null ? end : Seals.fence(seals) + "; " + end));
             warnings = s.getWarnings(); // the end's own: our listing gives none
         } catch (SQLException | RuntimeException e) {
+            if (e instanceof SQLException && seals != null) {
+                throw endedByFence((SQLException) e);
+            }
             calls.clear(); // the transaction is over either way
             emulation.transactionEnded();
             throw e;

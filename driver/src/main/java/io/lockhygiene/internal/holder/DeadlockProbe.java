@@ -3,8 +3,11 @@ package io.lockhygiene.internal.holder;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.BiFunction;
 
 import io.lockhygiene.internal.locktable.AdvisoryKey;
+import io.lockhygiene.internal.locktable.LockOwner;
+import io.lockhygiene.internal.locktable.LockTable;
 
 /**
  * A deadlock between an owner of this process that waits in PostgreSQL's queue and another process:
@@ -29,24 +32,25 @@ final class DeadlockProbe {
                 + " WHERE l.locktype = 'advisory' AND NOT l.granted AND l.pid IN (SELECT pid FROM b)";
     }
 
-    static void check(Holder holder, Holder.ServerWait sw) {
+    /**
+     * @param probe runs a statement on the main session (null when it is busy or closed)
+     */
+    static void check(BiFunction<String, Integer, List<String[]>> probe, LockTable table, ServerWaits.ServerWait sw) {
         long now = System.nanoTime();
         if (sw.deadlock || now - sw.lastProbeNanos < EVERY_NANOS) {
             return;
         }
         sw.lastProbeNanos = now;
-        List<String[]> rows = holder.probe(query(sw.waiter.backendPid()), 4);
+        List<String[]> rows = probe.apply(query(sw.waiter.backendPid()), 4);
         if (rows == null) {
             return;
         }
-        Arbiter table = holder.arbiter();
         for (String[] r : rows) {
             AdvisoryKey key = keyOf(r);
             boolean shared = "ShareLock".equals(r[3]);
-            for (Object holderOwner : table.holders(key, shared)) {
-                Object cycle = leadsTo(table, holderOwner, sw.owner);
-                if (cycle != null) {
-                    sw.cycleWith = String.valueOf(holderOwner) + " (advisory lock " + key + ")";
+            for (LockOwner holderOwner : table.holders(key, shared)) {
+                if (leadsTo(table, holderOwner, sw.owner)) {
+                    sw.cycleWith = holderOwner + " (advisory lock " + key + ")";
                     sw.deadlock = true;
                     sw.waiter.cancel();
                     return;
@@ -56,14 +60,14 @@ final class DeadlockProbe {
     }
 
     /** {@code from} is {@code target}, or waits here (owner by owner) for an owner that leads to it. */
-    private static Object leadsTo(Arbiter table, Object from, Object target) {
-        Set<Object> seen = new HashSet<>();
-        for (Object o = from; o != null && seen.add(o); o = table.waitingFor(o)) {
+    private static boolean leadsTo(LockTable table, LockOwner from, LockOwner target) {
+        Set<LockOwner> seen = new HashSet<>();
+        for (LockOwner o = from; o != null && seen.add(o); o = table.waitingFor(o)) {
             if (o == target) {
-                return o;
+                return true;
             }
         }
-        return null;
+        return false;
     }
 
     /** pg_locks' classid, objid, objsubid to a key. */

@@ -9,7 +9,7 @@ import java.sql.SQLException;
  * pgjdbc through {@link JdbcHolderLink}.
  *
  * <p>Not thread-safe: one thread at a time sends on a link (the holder's {@code io} lock, or a waiter's
- * own); only {@link #cancel} may come from another thread.
+ * own); only {@link #cancel} and {@link #close} may come from another thread.
  */
 public interface HolderLink {
     /**
@@ -35,12 +35,24 @@ public interface HolderLink {
     /** The backend's process id (for matching rows of pg_locks). */
     int backendPid();
 
+    /** The session's seal (see {@link Seals}), taken when it was opened; 0 when it takes one per pin instead. */
+    int seal();
+
     /** A bounded {@code SELECT 1}: the server is still there. */
     void ping(long timeoutMillis) throws SQLException;
+
+    /**
+     * A look without a round trip: throws when the server has ended the session (a terminated backend tells
+     * its client before it closes the socket); returns at once otherwise (within a millisecond).
+     */
+    void peek() throws SQLException;
 
     /** True once the link is closed or found broken. */
     boolean isClosed();
 
-    /** Closes it; never throws. A backend that goes releases every lock it held. */
+    /**
+     * Closes it; never throws, and never waits for a statement running on it (that statement ends with an
+     * error). A backend that goes releases every lock it held.
+     */
     void close();
 }

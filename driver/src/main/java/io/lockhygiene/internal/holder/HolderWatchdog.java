@@ -8,13 +8,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Looks after the lock holders while they hold or wait: once a second each watched holder checks its
- * server (a bounded {@code SELECT 1}), its waits in PostgreSQL's queue (deadlocks with other processes,
- * interrupts) and its pooled threads that ended. One daemon thread per JVM, alive only while some holder is
- * watched; a holder stops being watched when its round says there is nothing left.
+ * Looks after the lock holders while they hold or wait: every {@link #PEEK_MILLIS} each watched holder looks
+ * at its idle sessions without a round trip (a terminated backend is seen at once), and once a second it
+ * checks its server (a bounded {@code SELECT 1}), its waits in PostgreSQL's queue (deadlocks with other
+ * processes, interrupts, sessions the server ended) and its pooled threads that ended. One daemon thread per
+ * JVM, alive only while some holder is watched; a holder stops being watched when its round says there is
+ * nothing left.
  */
 final class HolderWatchdog {
     static final long INTERVAL_MILLIS = 1000;
+    /** How often the watched holders look at their idle sessions (a look reads what came; no round trip). */
+    static final long PEEK_MILLIS = 10;
     /** How long one check may wait for its answer before the connection counts as lost. */
     static final long PING_TIMEOUT_MILLIS = 5000;
     private static final Set<Watched> WATCHED = ConcurrentHashMap.newKeySet();
@@ -43,7 +47,7 @@ final class HolderWatchdog {
                     thread.setDaemon(true);
                     return thread;
                 });
-                t.scheduleWithFixedDelay(HolderWatchdog::round, INTERVAL_MILLIS, INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
+                t.scheduleWithFixedDelay(HolderWatchdog::round, PEEK_MILLIS, PEEK_MILLIS, TimeUnit.MILLISECONDS);
                 timer = t;
             }
         } finally {
@@ -62,7 +66,9 @@ final class HolderWatchdog {
                     WATCHED.remove(h);
                 }
             } catch (RuntimeException e) {
-                // one holder's trouble must not stop the watch of the others
+                // one holder's trouble must not stop the watch of the others; its round says it (HolderLife)
+                io.lockhygiene.internal.log.Log.debug("LockHygiene: a lock holder's watchdog round failed: {}",
+                        e.toString());
             }
         }
         if (WATCHED.isEmpty()) {

@@ -16,36 +16,60 @@ import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 public final class JdbcHolderLink implements HolderLink {
     /** Bounds every holder statement that does not wait for a lock. */
     static final int NETWORK_TIMEOUT_MILLIS = 30_000;
+    /**
+     * A dedicated session's own TCP settings on the server, so that the server frees a cut-off holder's locks
+     * within {@code tcp_keepalives_idle + interval * count} (20 s) and a wait in its queue notices a gone
+     * client within {@code client_connection_check_interval} after that: only those the server has (PostgreSQL
+     * 14 added the last), set in the opening round trip.
+     */
+    static final String SERVER_SIDE_LIVENESS = "(SELECT count(pg_catalog.set_config(v.name, v.value, false)) FROM"
+            + " (VALUES ('tcp_keepalives_idle', '5'), ('tcp_keepalives_interval', '5'), ('tcp_keepalives_count', '3'),"
+            + " ('tcp_user_timeout', '20000'), ('client_connection_check_interval', '2000')) AS v(name, value)"
+            + " JOIN pg_catalog.pg_settings s ON s.name = v.name)";
 
     private final Connection connection;
     private final int pid;
+    private final int seal;
     private volatile Statement running;
 
-    private JdbcHolderLink(Connection connection, int pid) {
+    private JdbcHolderLink(Connection connection, int pid, int seal) {
         this.connection = connection;
         this.pid = pid;
+        this.seal = seal;
     }
 
     /**
-     * Wraps a freshly opened connection: autocommit as given, the network timeout set, its backend pid
-     * read (one round trip). Closes it when any of that fails.
+     * Wraps a freshly opened connection: autocommit as given, the network timeout set, its backend pid read;
+     * a dedicated session also takes its seal and its server-side liveness settings, in the same round trip.
+     * Closes it when any of that fails.
+     *
+     * @param dedicated a session of its own (autocommit); otherwise a route through the application's pooler
      */
-    public static JdbcHolderLink of(Connection c, boolean autoCommit) throws SQLException {
+    public static JdbcHolderLink of(Connection c, boolean dedicated) throws SQLException {
         try {
-            c.setAutoCommit(autoCommit);
+            c.setAutoCommit(dedicated);
             c.setNetworkTimeout(Runnable::run, NETWORK_TIMEOUT_MILLIS);
-            int pid;
+            int pid = 0;
+            int seal = 0;
             try (Statement s = c.createStatement()) {
-                Pgjdbc.executeSimple(s, "SELECT pg_catalog.pg_backend_pid()");
-                try (ResultSet rs = s.getResultSet()) {
-                    rs.next();
-                    pid = rs.getInt(1);
+                for (int attempt = 0; seal == 0; attempt++) {
+                    int candidate = dedicated ? Seals.fresh() : 0;
+                    Pgjdbc.executeSimple(s, "SELECT pg_catalog.pg_backend_pid()" + (dedicated ? ", "
+                            + Seals.take(candidate) + "::text" + (attempt == 0 ? ", " + SERVER_SIDE_LIVENESS : "") : ""));
+                    try (ResultSet rs = s.getResultSet()) {
+                        rs.next();
+                        pid = rs.getInt(1);
+                        if (!dedicated) {
+                            break;
+                        }
+                        seal = "true".equals(rs.getString(2)) ? candidate : 0; // taken by another session: again
+                    }
                 }
             }
-            if (!autoCommit) {
+            if (!dedicated) {
                 c.commit(); // the pid query must not leave the server pinned behind a transaction pooler
             }
-            return new JdbcHolderLink(c, pid);
+            return new JdbcHolderLink(c, pid, seal);
         } catch (SQLException | RuntimeException e) {
             try {
                 c.close();
@@ -140,6 +164,16 @@ public final class JdbcHolderLink implements HolderLink {
     }
 
     @Override
+    public int seal() {
+        return seal;
+    }
+
+    @Override
+    public void peek() throws SQLException {
+        connection.unwrap(org.postgresql.PGConnection.class).getNotifications(); // no round trip: reads what came
+    }
+
+    @Override
     public void ping(long timeoutMillis) throws SQLException {
         connection.setNetworkTimeout(Runnable::run, (int) timeoutMillis);
         try {
@@ -163,7 +197,11 @@ public final class JdbcHolderLink implements HolderLink {
     @Override
     public void close() {
         try {
-            connection.close();
+            if (running != null) {
+                connection.abort(Runnable::run); // a statement waits on it (maybe on a dead socket): no waiting for it
+            } else {
+                connection.close();
+            }
         } catch (SQLException | RuntimeException ignored) {
             // already gone
         }

@@ -6,29 +6,38 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 
+import io.lockhygiene.internal.locktable.LockTable;
+
 /**
- * The holder's main connection: tries, releases and the watchdog's look, one round trip at a time under
- * its {@code io} lock. On a dedicated endpoint it is a plain session (autocommit): its session locks need
- * no transaction. Through the application's own route it keeps a transaction open while it holds anything,
- * which pins its one pooled server, and ends it ({@code pg_advisory_unlock_all(); COMMIT}) when it holds
- * nothing, so its server goes back to the pool clean.
+ * The holder's main session: tries, releases and the watchdog's look, one round trip at a time under its
+ * {@code io} lock. On a dedicated endpoint it is a plain session (autocommit) whose seal it took when it was
+ * opened: its session locks need no transaction. Through the application's own route it keeps a transaction
+ * open while it holds anything, which pins its one pooled server, takes a seal on that server when the pin
+ * begins, and ends it ({@code pg_advisory_unlock_all(); COMMIT}) when it holds nothing, so its server goes
+ * back to the pool clean.
  *
  * <p>It is opened outside every lock of ours ({@link #open}): a connect, or a borrow from the application's
  * pool, may wait long, and nobody may wait for our lock meanwhile. Under {@code io} it is only used.
  */
-final class MainLink {
+final class MainLink implements LockTable.Backend {
     private static final String KEEP_IDLE_TRANSACTION =
             "pg_catalog.set_config('idle_in_transaction_session_timeout', '0', true)";
 
-    /** Held across the main connection's round trips; the outermost of emulate's locks (see {@link Holder}). */
+    /** Held across the main session's round trips; the outermost of emulate's locks (see the package). */
     final ReentrantLock io = new ReentrantLock();
     private final HolderEndpoint endpoint;
     /** Written under io; volatile for the watchdog's and {@link #isOpen}'s look without it. */
     private volatile HolderLink link;
     /** Through a pooler: inside the transaction that pins its server (under io). */
     private boolean pinned;
+    /** Through a pooler: the seal taken on the pinned server (under io; 0 when not pinned). */
+    private volatile int pinSeal;
     /** The link has answered a statement (under io): a failure of a link that never did is not "went idle". */
     private boolean answered;
+    /** When the link last answered (nanoTime), for the watchdog's looks at an idle session. */
+    private volatile long lastAnswer = System.nanoTime();
+    /** When the watchdog last looked at it. */
+    private volatile long lastLook = System.nanoTime();
     /** The open in progress, if any: one opener at a time, the others wait for its result (no lock held). */
     private final AtomicReference<CompletableFuture<HolderLink>> opening = new AtomicReference<>();
 
@@ -58,6 +67,7 @@ final class MainLink {
                 try {
                     link = l;
                     pinned = false;
+                    pinSeal = 0;
                     answered = false;
                 } finally {
                     io.unlock();
@@ -97,20 +107,37 @@ final class MainLink {
         return l;
     }
 
-    /** Under io: whether the open link has answered a statement before (it was in use, not just opened). */
-    boolean answered() {
-        return answered;
-    }
-
     boolean isOpen() {
         HolderLink l = link;
         return l != null && !l.isClosed();
+    }
+
+    /** True when the link was opened and is closed now without our closing it (pgjdbc found it broken). */
+    boolean brokeUnseen() {
+        HolderLink l = link;
+        return l != null && l.isClosed();
+    }
+
+    /** How long the link has been neither used nor looked at. */
+    long idleNanos() {
+        return System.nanoTime() - Math.max(lastAnswer, lastLook);
+    }
+
+    /** Under io: whether the open link has answered a statement before (it was in use, not just opened). */
+    boolean answered() {
+        return answered;
     }
 
     /** The backend of the open link, or 0. */
     int backendPid() {
         HolderLink l = link;
         return l == null ? 0 : l.backendPid();
+    }
+
+    /** The seal of the session now: the link's own (dedicated), or the pinned server's (0 when unpinned). */
+    int seal() {
+        HolderLink l = link;
+        return !pins() ? (l == null ? 0 : l.seal()) : pinSeal;
     }
 
     /** True when holding locks pins a pooled server (the application's route). */
@@ -124,21 +151,27 @@ final class MainLink {
     }
 
     /**
-     * Under io: one {@code SELECT} of {@code columns} text values; on the application's route the first
-     * one of a pinning transaction also keeps the server from ending it for idleness. Follow it with
-     * {@link #afterSelect}.
+     * Under io: one {@code SELECT} of {@code columns} text values; on the application's route the first one
+     * of a pinning transaction also keeps the server from ending it for idleness and takes the pin's seal
+     * (its answer is the last column, not counted in {@code columns}). Follow it with {@link #afterSelect}.
      */
     String[] select(String selectList, int columns) throws SQLException {
         HolderLink l = link();
         boolean first = pins() && !pinned;
-        String[] row = l.query("SELECT " + selectList + (first ? ", " + KEEP_IDLE_TRANSACTION : ""), columns);
+        int seal = first ? Seals.fresh() : 0;
+        String[] row = l.query("SELECT " + selectList + (first ? ", " + KEEP_IDLE_TRANSACTION + ", "
+                + Seals.take(seal) + "::text" : ""), first ? columns + 2 : columns);
         answered = true;
+        lastAnswer = System.nanoTime();
+        if (first) {
+            pinSeal = "true".equals(row[columns + 1]) ? seal : 0;
+        }
         return row;
     }
 
     /**
      * Under io, after {@link #select}: on the application's route, a holder that holds something now keeps
-     * its transaction (its server stays pinned); one that took nothing lets the server go.
+     * its transaction (its server stays pinned, sealed); one that took nothing lets the server go.
      */
     void afterSelect(boolean holdsSomething) throws SQLException {
         if (!pins()) {
@@ -146,18 +179,25 @@ final class MainLink {
         }
         if (holdsSomething) {
             pinned = true;
+            for (int attempt = 0; pinSeal == 0 && attempt < 3; attempt++) {
+                int seal = Seals.fresh(); // the first one was another session's: rare, one more round trip
+                String[] row = link().query("SELECT " + Seals.take(seal) + "::text", 1);
+                pinSeal = "true".equals(row[0]) ? seal : 0;
+            }
         } else if (!pinned) {
-            link().query("COMMIT", 0);
+            link().query("SELECT pg_catalog.pg_advisory_unlock_all(); COMMIT", 0);
+            pinSeal = 0;
         }
     }
 
-    /** Under io, through a pooler: nothing is held any more; everything goes and the server with it. */
+    /** Under io, through a pooler: nothing is held any more; everything goes (the seal too) and the server with it. */
     void unpin() throws SQLException {
         HolderLink l = link;
         if (l != null && pinned) {
             l.query("SELECT pg_catalog.pg_advisory_unlock_all(); COMMIT", 0);
         }
         pinned = false;
+        pinSeal = 0;
     }
 
     /** Under io (or at a loss): closes it; its backend's locks go with it. */
@@ -165,6 +205,7 @@ final class MainLink {
         HolderLink l = link;
         link = null;
         pinned = false;
+        pinSeal = 0;
         if (l != null) {
             l.close();
         }
@@ -175,6 +216,15 @@ final class MainLink {
         HolderLink l = link;
         if (l != null) {
             l.ping(timeoutMillis);
+        }
+    }
+
+    /** The watchdog's look without a round trip, under io. */
+    void peek() throws SQLException {
+        HolderLink l = link;
+        if (l != null) {
+            lastLook = System.nanoTime();
+            l.peek();
         }
     }
 

@@ -6,9 +6,9 @@ import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.locktable.LockOwner;
 
 /**
- * A server acquisition some owner waits for, sent in the next round trip of the holder's main connection
- * by whichever thread holds its {@code io} lock then (owners share round trips instead of queueing for
- * them). Written under {@code io}; read by its owner after {@code io} was released.
+ * A server acquisition some owner waits for, sent in the next round trip of the holder's main session by
+ * whichever thread holds its {@code io} lock then (owners share round trips instead of queueing for them).
+ * Written under {@code io}; read by its owner after {@code io} was released.
  */
 final class Take {
     final LockOwner owner;
@@ -19,16 +19,17 @@ final class Take {
     final int level;
     /** The owner is in the key's queue (it waited locally before). */
     final boolean queued;
+    /** Only asks whether the key is free now (taken and let go in the same statement); nothing is granted. */
+    final boolean probe;
     /** A blocking shared request on a backend that holds the key exclusively: PostgreSQL grants it at once. */
     boolean grantedAtOnce;
-    /** Only asks whether the key is free now (taken and let go in the same statement); nothing is granted. */
-    boolean probe;
     boolean done;
     /** TRUE granted, FALSE refused by the server, null: decide again. */
     Boolean result;
     SQLException failure;
 
-    Take(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, Object tx, int level, boolean queued) {
+    Take(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, Object tx, int level, boolean queued,
+         boolean probe) {
         this.owner = owner;
         this.key = key;
         this.shared = shared;
@@ -36,6 +37,7 @@ final class Take {
         this.tx = tx;
         this.level = level;
         this.queued = queued;
+        this.probe = probe;
     }
 
     void fail(SQLException e) {
@@ -45,6 +47,11 @@ final class Take {
 
     void decideAgain() {
         result = null;
+        done = true;
+    }
+
+    void answer(boolean got) {
+        result = got;
         done = true;
     }
 }

@@ -3,13 +3,15 @@ package io.lockhygiene.internal.holder;
 import java.sql.SQLException;
 import java.util.concurrent.locks.ReentrantLock;
 
+import io.lockhygiene.internal.locktable.LockTable;
+
 /**
  * A holder connection of its own for one blocking call that waits for another process: it waits in
  * PostgreSQL's queue (so queue order, refused tries and the seed's pg_locks alert are PostgreSQL's), and
  * the key it gets stays on it until the process lets go of that key. Its {@code io} lock is held by the
  * waiting owner for the whole wait and briefly for each release; it is taken after the main connection's.
  */
-final class Waiter {
+final class Waiter implements LockTable.Backend {
     final ReentrantLock io = new ReentrantLock();
     private final HolderLink link;
 
@@ -23,6 +25,16 @@ final class Waiter {
 
     int backendPid() {
         return link.backendPid();
+    }
+
+    /** Its session's seal, taken when it was opened. */
+    int seal() {
+        return link.seal();
+    }
+
+    /** The watchdog's look without a round trip, under io. */
+    void peek() throws SQLException {
+        link.peek();
     }
 
     /** Cancels the wait running on it (a deadlock, a cancel, an interrupt); any thread. */

@@ -73,11 +73,13 @@ final class Waiters {
         }
     }
 
-    /** Every waiting connection (the watchdog looks at those that hold keys). */
-    List<Waiter> all() {
+    /** The waiting sessions lent out: each holds a key, or waits for one (the watchdog looks at them). */
+    List<Waiter> holdingKeys() {
         lists.lock();
         try {
-            return new ArrayList<>(all);
+            List<Waiter> out = new ArrayList<>(all);
+            out.removeAll(idle);
+            return out;
         } finally {
             lists.unlock();
         }

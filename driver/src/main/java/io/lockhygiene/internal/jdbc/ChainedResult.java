@@ -12,7 +12,8 @@ import io.lockhygiene.build.Forwarding;
  * The results of a text of several statements that emulate ran one statement at a time, shown as pgjdbc
  * shows one multi-statement execution: the first statement's result first, then each further result by
  * {@code getMoreResults()}, warnings of all of them together. Everything else is the application's own
- * statement's.
+ * statement's. Also the results of one statement run with a commit fence after it: the fence's row is not
+ * shown.
  */
 @Forwarding(leaf = "GeneratedChainedResult")
 abstract class ChainedResult implements Statement {
@@ -137,11 +138,21 @@ abstract class ChainedResult implements Statement {
         if (s == null) {
             return false;
         }
-        if (s.getMoreResults() || s.getUpdateCount() != -1) {
+        if ((s.getMoreResults() || s.getUpdateCount() != -1) && !isFence(s)) {
             return s.getResultSet() != null; // the same statement had another result
         }
         at++;
         return rows(piece());
+    }
+
+    /** The current result is a commit fence's row (see Seals.fence): ours, never shown; it is the last one. */
+    private static boolean isFence(Statement s) throws SQLException {
+        ResultSet rs = s.getResultSet();
+        if (rs == null || !io.lockhygiene.internal.holder.Seals.FENCE_COLUMN.equals(rs.getMetaData().getColumnLabel(1))) {
+            return false;
+        }
+        s.getMoreResults(); // past it: nothing follows a fence
+        return true;
     }
 
     @Override

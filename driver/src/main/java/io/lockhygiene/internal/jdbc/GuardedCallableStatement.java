@@ -2,6 +2,7 @@ package io.lockhygiene.internal.jdbc;
 
 import java.sql.CallableStatement;
 import java.sql.SQLException;
+import java.sql.Statement;
 
 import io.lockhygiene.build.Forwarding;
 import io.lockhygiene.internal.emulate.LocalRows;
@@ -15,7 +16,7 @@ import io.lockhygiene.internal.shape.ShapeEvaluator;
  * the out parameter is the function's result, read as pgjdbc reads it (execute() is false when an out
  * parameter is registered, as pgjdbc's).
  */
-@Forwarding(leaf = "GeneratedCallableStatement", bindsField = "binds")
+@Forwarding(leaf = "GeneratedCallableStatement", bindsField = "recording()")
 abstract class GuardedCallableStatement extends GuardedPreparedStatement<CallableStatement>
         implements CallableStatement {
     private boolean outRegistered;
@@ -23,6 +24,12 @@ abstract class GuardedCallableStatement extends GuardedPreparedStatement<Callabl
 
     GuardedCallableStatement(CallableStatement delegate, LockHygieneConnection connection, StatementPlan plan) {
         super(delegate, connection, plan);
+    }
+
+    /** A call's out parameters cannot be read from a twin: its commit is fenced by a transaction of ours. */
+    @Override
+    public Statement runFenced(String sql, String fence) {
+        return null;
     }
 
     /** The function's result when emulate answered, else null (and {@code answered[0]} false). */

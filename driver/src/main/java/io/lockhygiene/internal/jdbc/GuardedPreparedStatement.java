@@ -18,18 +18,93 @@ import io.lockhygiene.internal.shape.ShapeText;
  * values are kept as well ({@link Binds}, recorded by the generated setters), for the lock table's keys and
  * for the texts sent instead of the statement.
  */
-@Forwarding(leaf = "GeneratedPreparedStatement", bindsField = "binds")
+@Forwarding(leaf = "GeneratedPreparedStatement", bindsField = "recording()")
 abstract class GuardedPreparedStatement<T extends PreparedStatement> extends GuardedStatement<T>
         implements PreparedStatement {
     final StatementPlan plan;
     /** Recorded only when emulate decides the statement's calls; null otherwise. */
     protected final Binds binds;
+    /**
+     * The values set while the statement's owner held emulated locks (its autocommit execution then runs in a
+     * fenced twin that needs them); null until one was.
+     */
+    private Binds fenceBinds;
+    /** A value was set while nothing was recording: {@link #fenceBinds} is not the whole set. */
+    private boolean unrecorded;
+    /** Prepared to return generated keys: a twin could not give them back. */
+    private boolean keysPrepared;
+    /** The fenced twin of this statement, and the fence it was prepared with (kept while the fence stays). */
+    private PreparedStatement twin;
+    private String twinFence;
     private int batched;
 
     GuardedPreparedStatement(T delegate, LockHygieneConnection connection, StatementPlan plan) {
         super(delegate, connection);
         this.plan = plan;
         this.binds = plan.keepsBinds() ? new Binds() : null;
+    }
+
+    /** It was prepared to return generated keys (prepareStatement(sql, keys)). */
+    final GuardedPreparedStatement<T> keysPrepared() {
+        keysPrepared = true;
+        return this;
+    }
+
+    /**
+     * Where a setter records its value now: emulate's statements always; any other only while its owner
+     * holds emulated locks (a volatile read otherwise, and nothing allocated).
+     */
+    protected final Binds recording() {
+        if (binds != null) {
+            return binds;
+        }
+        if (guard.ownerHolds()) {
+            if (fenceBinds == null) {
+                fenceBinds = new Binds();
+            }
+            return fenceBinds;
+        }
+        unrecorded = true;
+        return null;
+    }
+
+    /** The fenced twin: this statement's text and the fence, prepared once per fence, with every value set. */
+    @Override
+    public Statement runFenced(String sql, String fence) throws SQLException {
+        Binds values = binds != null ? binds : fenceBinds;
+        if (keysPrepared || (binds == null && unrecorded)) {
+            return null;
+        }
+        if (twin == null || !fence.equals(twinFence)) {
+            closeTwin();
+            twin = connection.delegate.prepareStatement(sql + "\n;\n" + fence, delegate.getResultSetType(),
+                    delegate.getResultSetConcurrency());
+            twinFence = fence;
+        }
+        copySettings(twin);
+        twin.clearParameters();
+        if (values != null) {
+            values.applyAllTo(twin);
+        }
+        twin.execute();
+        return twin;
+    }
+
+    private void closeTwin() {
+        if (twin != null) {
+            try {
+                twin.close();
+            } catch (SQLException | RuntimeException ignored) {
+                // a twin prepared for an earlier fence
+            }
+            twin = null;
+        }
+    }
+
+    @Override
+    public void close() throws SQLException {
+        closeTwin();
+        super.close();
     }
 
     private boolean fast() throws SQLException {
@@ -98,6 +173,10 @@ abstract class GuardedPreparedStatement<T extends PreparedStatement> extends Gua
         if (binds != null) {
             binds.clear();
         }
+        if (fenceBinds != null) {
+            fenceBinds.clear();
+        }
+        unrecorded = false;
     }
 
     @Override

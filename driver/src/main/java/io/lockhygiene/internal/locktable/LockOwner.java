@@ -22,6 +22,8 @@ public final class LockOwner {
     private volatile boolean lost;
     /** A connection owner whose connection is closed: it takes nothing any more. */
     private volatile boolean closed;
+    /** It holds something in its holder's table (written by the table under its lock; read by the hot path). */
+    private volatile boolean holding;
     /**
      * Open application transactions of this owner whose advisory calls run on the application's own server
      * (see the connection side's venue): while any is open, the table decides none of its calls.
@@ -42,8 +44,13 @@ public final class LockOwner {
         return new LockOwner("thread \"" + t.getName() + "\"", t, reporter);
     }
 
-    public boolean isThreadOwner() {
-        return thread != null;
+    /** True while it holds anything in its holder's table: one volatile read, for the hot path. */
+    public boolean holding() {
+        return holding;
+    }
+
+    void holding(boolean now) {
+        holding = now;
     }
 
     /** A thread owner whose thread has ended: nobody can unlock its locks any more. */

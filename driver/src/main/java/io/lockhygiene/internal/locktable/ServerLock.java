@@ -5,9 +5,9 @@ public final class ServerLock {
     public final AdvisoryKey key;
     public final boolean shared;
     /** The backend that holds it. */
-    public final Object on;
+    public final LockTable.Backend on;
 
-    ServerLock(AdvisoryKey key, boolean shared, Object on) {
+    ServerLock(AdvisoryKey key, boolean shared, LockTable.Backend on) {
         this.key = key;
         this.shared = shared;
         this.on = on;

@@ -58,6 +58,25 @@ public final class TransactionControl {
         return sql.substring(start, end);
     }
 
+    /**
+     * True when {@code sql} is {@code DISCARD ALL} alone (any case, spaces, a trailing semicolon), which on
+     * PostgreSQL also releases the session's advisory locks.
+     */
+    public static boolean discardsAll(String sql) {
+        if (sql == null) {
+            return false;
+        }
+        String t = sql.trim();
+        if (t.endsWith(";")) {
+            t = t.substring(0, t.length() - 1).trim();
+        }
+        if (t.length() < 11 || !t.regionMatches(true, 0, "discard", 0, 7) || !t.regionMatches(true, t.length() - 3,
+                "all", 0, 3)) {
+            return false;
+        }
+        return t.substring(7, t.length() - 3).trim().isEmpty() && Character.isWhitespace(t.charAt(7));
+    }
+
     /** True for END and END_AND_CHAIN: the transaction's locks are gone after it. */
     public boolean endsTransaction() {
         return kind == Kind.END || kind == Kind.END_AND_CHAIN;

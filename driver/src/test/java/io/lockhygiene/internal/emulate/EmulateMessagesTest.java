@@ -113,6 +113,18 @@ class EmulateMessagesTest {
     }
 
     @Test
+    void aFencedCommitSaysItRolledBackAndWhichLocksWent() {
+        assertEquals("LockHygiene (lockhygiene.mode=emulate): the transaction was rolled back, not committed: the"
+                + " advisory lock (42) of lh-3 ended with its lock holder's session before the commit, so another client"
+                + " may hold it now. Take the lock again and redo the work.",
+                EmulateMessages.commitFenced("lh-3", List.of(KEY)));
+        assertEquals("LockHygiene (lockhygiene.mode=emulate): the transaction was rolled back, not committed: the"
+                + " advisory locks (42, 1, 2) of thread \"w\" ended with its lock holder's session before the commit, so"
+                + " another client may hold them now. Take the lock again and redo the work.",
+                EmulateMessages.commitFenced("thread \"w\"", List.of(KEY, "1, 2")));
+    }
+
+    @Test
     void anUnlockOfNothingSaysWhoseLockItIs() {
         assertEquals("an advisory unlock at Jobs.run(Jobs.java:42) returned false (lockhygiene.mode=emulate answers it"
                 + " as PostgreSQL answers a session that does not hold the lock: \"you don't own a lock of type"
@@ -134,7 +146,7 @@ class EmulateMessagesTest {
                 EmulateMessages.holderCannotBorrow("e", "x"), EmulateMessages.holderUrlUnreachable("u", "x"),
                 EmulateMessages.holderUrlNoDriver("u"), EmulateMessages.holderUrlOtherDatabase("u", "a", "b"),
                 EmulateMessages.holderUrlTransactionPooler("u"), EmulateMessages.holderUrlPoolingUnknown("u", 5, "x"),
-                EmulateMessages.unlockNotHeld("s", "w", "o"));
+                EmulateMessages.unlockNotHeld("s", "w", "o"), EmulateMessages.commitFenced("o", List.of(KEY)));
         Pattern codePath = Pattern.compile("\\b([a-z]+)\\.([a-z][A-Za-z]*)\\b");
         for (String m : all) {
             Matcher x = codePath.matcher(m);

@@ -251,6 +251,18 @@ final class FakeServer {
         }
 
         @Override
+        public int seal() {
+            return pid; // one per session, as a real seal
+        }
+
+        @Override
+        public void peek() throws SQLException {
+            if (closed) {
+                throw new SQLException("FATAL: terminating connection due to administrator command", "57P01");
+            }
+        }
+
+        @Override
         public void ping(long timeoutMillis) throws SQLException {
             run("SELECT 1", 1, 0);
         }

@@ -1,45 +1,81 @@
 package io.lockhygiene.internal.locktable;
 
-import java.util.List;
-
-import org.junit.jupiter.api.Test;
-
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** PostgreSQL's advisory semantics among owners of one process (server state included). */
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+/** PostgreSQL's advisory semantics among owners of one process (server state included), exactly. */
 class LockTableTest {
     private final LockTable table = new LockTable();
-    private final Object a = "a";
-    private final Object b = "b";
+    private final LockOwner a = LockOwner.ofConnection("a", null);
+    private final LockOwner b = LockOwner.ofConnection("b", null);
+    private final LockOwner c = LockOwner.ofConnection("c", null);
     private final AdvisoryKey k = AdvisoryKey.bigint(7);
+    private final Backend main = new Backend("main", 11);
+    private final Backend waiting = new Backend("waiting", 22);
 
-    private final Object backend = "main";
+    private static final class Backend implements LockTable.Backend {
+        final String name;
+        final int seal;
 
-    private void take(Object owner, AdvisoryKey key, boolean shared, Object tx, int level) {
-        if (table.serverNeeds(key, shared)) {
-            table.serverTook(key, shared, backend);
+        Backend(String name, int seal) {
+            this.name = name;
+            this.seal = seal;
         }
-        table.grant(owner, key, shared, tx, level);
+
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    /** A take as the holder makes it: the table's verdict, then the server's (on {@code on}) when it asks for one. */
+    private void take(LockOwner owner, AdvisoryKey key, boolean shared, Object tx, int level, Backend on) {
+        LockTable.Answer answer = table.request(owner, key, shared, true, tx, level, false, false);
+        if (answer.verdict == LockTable.Verdict.SERVER) {
+            assertTrue(table.serverTook(owner, key, shared, on, on.seal, tx, level, false));
+        } else {
+            assertEquals(LockTable.Verdict.GRANTED, answer.verdict, answer.verdict + " for " + owner);
+        }
+    }
+
+    private void take(LockOwner owner, AdvisoryKey key, boolean shared, Object tx, int level) {
+        take(owner, key, shared, tx, level, main);
+    }
+
+    private LockTable.Verdict tryNow(LockOwner owner, AdvisoryKey key, boolean shared) {
+        LockTable.Answer answer = table.request(owner, key, shared, true, null, 0, false, false);
+        if (answer.verdict == LockTable.Verdict.GRANTED) {
+            table.unlock(owner, key, shared); // asked, not kept
+        }
+        return answer.verdict;
     }
 
     @Test
     void exclusiveConflictsWithAnyOtherOwnerNeverWithItself() {
         take(a, k, false, null, 0);
-        assertNull(table.blocker(a, k, false));
-        assertNull(table.blocker(a, k, true));
-        assertSame(a, table.blocker(b, k, true));
-        assertSame(a, table.blocker(b, k, false));
+        assertEquals(LockTable.Verdict.GRANTED, tryNow(a, k, false), "its own lock stacks");
+        assertEquals(LockTable.Verdict.SERVER, tryNow(a, k, true), "its own exclusive does not stop its shared");
+        LockTable.Answer other = table.request(b, k, true, true, null, 0, false, false);
+        assertEquals(LockTable.Verdict.REFUSED, other.verdict);
+        assertSame(a, other.blocker);
+        assertEquals(LockTable.Verdict.REFUSED, tryNow(b, k, false));
     }
 
     @Test
     void sharedAllowsSharedOnly() {
         take(a, k, true, null, 0);
-        assertNull(table.blocker(b, k, true));
-        assertSame(a, table.blocker(b, k, false));
+        assertEquals(LockTable.Verdict.GRANTED, tryNow(b, k, true), "the server holds the shared mode already");
+        assertEquals(LockTable.Verdict.REFUSED, tryNow(b, k, false));
     }
 
     @Test
@@ -47,18 +83,23 @@ class LockTableTest {
         take(a, k, false, null, 0);
         take(a, k, false, null, 0);
         assertTrue(table.unlock(a, k, false));
+        assertFalse(table.surplusDue());
         assertTrue(table.surplus().isEmpty(), "still held once: the server keeps it");
         assertTrue(table.unlock(a, k, false));
         assertFalse(table.unlock(a, k, false), "PostgreSQL: you don't own a lock");
+        assertTrue(table.surplusDue());
         List<ServerLock> surplus = table.surplus();
         assertEquals(1, surplus.size());
+        assertSame(main, surplus.get(0).on);
         assertTrue(table.serverHoldsNothing());
+        assertFalse(table.holdsAnything(a));
+        assertFalse(table.anyoneHolds());
     }
 
     @Test
     void keySpacesNeverMeet() {
         take(a, AdvisoryKey.bigint(7), false, null, 0);
-        assertNull(table.blocker(b, AdvisoryKey.pair(0, 7), false));
+        assertEquals(LockTable.Verdict.SERVER, tryNow(b, AdvisoryKey.pair(0, 7), false));
         assertEquals(AdvisoryKey.pair(0, 7), AdvisoryKey.pair(0, 7));
         assertFalse(AdvisoryKey.pair(0, 7).equals(AdvisoryKey.bigint(7)));
     }
@@ -69,10 +110,10 @@ class LockTableTest {
         take(a, k, false, tx, 0);
         assertFalse(table.unlock(a, k, false));
         table.unlockAll(a);
-        assertSame(a, table.blocker(b, k, true));
+        assertEquals(LockTable.Verdict.REFUSED, tryNow(b, k, true));
         table.releaseTransaction(tx, 0);
-        assertNull(table.blocker(b, k, true));
         assertEquals(1, table.surplus().size());
+        assertEquals(LockTable.Verdict.SERVER, tryNow(b, k, true));
     }
 
     @Test
@@ -82,27 +123,43 @@ class LockTableTest {
         take(a, k, false, tx, 0);
         take(a, k2, false, tx, 1);
         table.releaseTransaction(tx, 1);
-        assertSame(a, table.blocker(b, k, false));
-        assertNull(table.blocker(b, k2, false));
+        assertEquals(LockTable.Verdict.REFUSED, tryNow(b, k, false));
+        table.surplus();
+        assertEquals(LockTable.Verdict.SERVER, tryNow(b, k2, false));
         take(a, k2, false, tx, 2);
         table.mergeTransactionLevel(tx, 2);
         table.releaseTransaction(tx, 2);
-        assertSame(a, table.blocker(b, k2, false), "merged into level 1: survives a rollback to level 2");
+        assertEquals(LockTable.Verdict.REFUSED, tryNow(b, k2, false), "merged into level 1: survives a rollback to level 2");
         table.releaseTransaction(tx, 1);
-        assertNull(table.blocker(b, k2, false));
+        assertEquals(LockTable.Verdict.GRANTED, tryNow(b, k2, false), "free here, and the server still has it");
+        table.surplus();
+        assertEquals(LockTable.Verdict.SERVER, tryNow(b, k2, false), "released there too");
+        table.releaseTransaction(tx, 0);
+        assertFalse(table.holdsAnything(a));
     }
 
     @Test
-    void serverHoldsEachModeSomeOwnerHolds() {
+    void serverHoldsEachModeSomeOwnerHoldsOnTheBackendThatTookIt() {
         take(a, k, false, null, 0);
-        assertTrue(table.serverNeeds(k, true));
-        assertSame(backend, table.serverHolder(k, false));
-        take(a, k, true, null, 0);
+        assertSame(main, table.request(a, k, true, true, null, 0, false, false).home, "the other mode's session");
+        take(a, k, true, null, 0, main);
         assertTrue(table.unlock(a, k, false));
         List<ServerLock> surplus = table.surplus();
         assertEquals(1, surplus.size());
         assertFalse(surplus.get(0).shared, "the exclusive goes, the shared stays");
         assertFalse(table.serverHoldsNothing());
+        assertTrue(table.backendHolds(main));
+        assertFalse(table.backendHolds(waiting));
+    }
+
+    @Test
+    void aSecondCopyOfAModeOnTheServerIsReleasedWithTheSurplus() {
+        take(a, k, true, null, 0, main);
+        assertTrue(table.serverTook(b, k, true, waiting, waiting.seal, null, 0, false), "b gets it");
+        List<ServerLock> surplus = table.surplus();
+        assertEquals(1, surplus.size(), "the copy on the waiting session is not needed: the main session has it");
+        assertSame(waiting, surplus.get(0).on);
+        assertFalse(table.backendHolds(waiting));
     }
 
     @Test
@@ -110,53 +167,133 @@ class LockTableTest {
         take(a, k, false, null, 0);
         take(a, k, false, null, 0);
         take(a, AdvisoryKey.pair(1, 2), true, new Object(), 0);
-        List<SessionHold> held = table.releaseOwner(a);
+        List<SessionHold> held = table.releaseOwner(a, true);
         assertEquals(1, held.size());
         assertEquals(2, held.get(0).count);
+        assertTrue(a.isClosed(), "for good: it takes nothing any more");
         assertEquals(2, table.surplus().size());
         assertTrue(table.serverHoldsNothing());
+        assertEquals(List.of(), table.owners());
     }
 
     @Test
     void aWaitCycleIsADeadlockAndAReleasedLockEndsIt() {
-        Object c = "c";
         AdvisoryKey k2 = AdvisoryKey.bigint(8);
         AdvisoryKey k3 = AdvisoryKey.bigint(9);
         take(b, k, false, null, 0);
         take(c, k2, false, null, 0);
         take(a, k3, false, null, 0);
-        assertFalse(table.enqueue(a, k, false, b));
-        assertFalse(table.enqueue(b, k2, false, c));
-        assertTrue(table.enqueue(c, k3, false, a), "c waits for a, who waits for b, who waits for c");
+        assertEquals(LockTable.Verdict.WAIT, table.request(a, k, false, false, null, 0, false, false).verdict);
+        assertEquals(LockTable.Verdict.WAIT, table.request(b, k2, false, false, null, 0, false, false).verdict);
+        LockTable.Answer cycle = table.request(c, k3, false, false, null, 0, false, false);
+        assertEquals(LockTable.Verdict.DEADLOCK, cycle.verdict, "c waits for a, who waits for b, who waits for c");
+        assertSame(a, cycle.blocker);
+        assertSame(b, table.waitingFor(a));
         table.unlock(c, k2, false); // b's turn now: it waits for nobody
         assertNull(table.waitingFor(b));
-        assertFalse(table.enqueue(c, k3, false, a), "no cycle left: who waits for whom is read from the table as it is");
+        assertEquals(LockTable.Verdict.WAIT, table.request(c, k3, false, false, null, 0, false, false).verdict,
+                "no cycle left: who waits for whom is read from the table as it is");
     }
 
     @Test
     void aReleasedLockWithAQueuedOwnerStaysOnTheServerForIt() {
         take(a, k, false, null, 0);
-        assertSame(a, table.blocker(b, k, false));
-        assertFalse(table.enqueue(b, k, false, a));
+        assertEquals(LockTable.Verdict.WAIT, table.request(b, k, false, false, null, 0, false, false).verdict);
         assertTrue(table.unlock(a, k, false));
         assertTrue(table.surplus().isEmpty(), "handed over, no round trip");
-        assertNull(table.blockerInQueue(b, k, false));
-        assertFalse(table.serverNeeds(k, false));
-        table.dequeue(b, k);
+        assertEquals(LockTable.Verdict.GRANTED, table.request(b, k, false, false, null, 0, true, false).verdict);
+        assertTrue(table.unlock(b, k, false));
+        assertEquals(1, table.surplus().size(), "nobody needs it any more");
+    }
+
+    @Test
+    void anOwnerThatGivesUpItsPlaceLetsTheServerLockGo() {
+        take(a, k, false, null, 0);
+        table.request(b, k, false, false, null, 0, false, false);
+        assertTrue(table.unlock(a, k, false));
+        assertTrue(table.surplus().isEmpty());
+        table.leaveQueue(b, k);
         assertEquals(1, table.surplus().size(), "the waiter gave up: the server lock goes");
     }
 
     @Test
     void aRequestConflictingWithAQueuedOneWaitsBehindItAsInPostgreSql() {
         take(a, k, true, null, 0);
-        assertFalse(table.enqueue(b, k, false, a)); // b waits for the exclusive mode
-        Object c = "c";
-        assertSame(b, table.blocker(c, k, true), "a shared request queues behind the exclusive one (waitMask)");
-        assertSame(b, table.queuedConflict(c, k, true), "so a shared try is refused");
-        assertNull(table.blocker(a, k, true), "a holds a mode b waits for: it goes first, as PostgreSQL lets it");
-        assertSame(a, table.blockerInQueue(b, k, false));
+        assertEquals(LockTable.Verdict.WAIT, table.request(b, k, false, false, null, 0, false, false).verdict);
+        LockTable.Answer shared = table.request(c, k, true, true, null, 0, false, false);
+        assertEquals(LockTable.Verdict.REFUSED, shared.verdict, "a shared try is refused behind a queued exclusive");
+        assertSame(b, shared.blocker);
+        assertEquals(LockTable.Verdict.GRANTED, table.request(a, k, true, false, null, 0, false, false).verdict,
+                "a holds a mode b waits for: it goes first, as PostgreSQL lets it");
+        assertSame(a, table.waitingFor(b));
         table.unlock(a, k, true);
-        assertNull(table.blockerInQueue(b, k, false), "b's turn");
+        table.unlock(a, k, true);
+        assertNull(table.waitingFor(b), "b's turn");
+        LockTable.Answer turn = table.request(b, k, false, false, null, 0, true, false);
+        assertEquals(LockTable.Verdict.SERVER, turn.verdict, "its exclusive mode is taken on the shared mode's session");
+        assertSame(main, turn.home);
+    }
+
+    @Test
+    void aSharedModeTheServerHoldsIsCheckedAgainstPostgresQueueOnDedicatedEndpoints() {
+        take(a, k, true, null, 0);
+        LockTable.Answer check = table.request(b, k, true, false, null, 0, false, true);
+        assertEquals(LockTable.Verdict.SERVER, check.verdict);
+        assertTrue(check.queueCheckOnly);
+        assertSame(main, check.home);
+        assertTrue(table.grantShared(b, k, null, 0), "PostgreSQL's queue let it through");
+        assertTrue(table.holdsAnything(b));
+    }
+
+    @Test
+    void sealsAreThoseOfTheSessionsTheOwnersLocksLiveOn() {
+        assertArrayEquals(new int[0], table.sealsOf(a));
+        take(a, k, false, null, 0, main);
+        take(a, AdvisoryKey.bigint(8), false, null, 0, waiting);
+        take(b, AdvisoryKey.bigint(9), true, null, 0, waiting);
+        assertArrayEquals(new int[] {11, 22}, java.util.stream.IntStream.of(table.sealsOf(a)).sorted().toArray());
+        assertArrayEquals(new int[] {22}, table.sealsOf(b));
+        assertEquals(List.of(k, AdvisoryKey.bigint(8)).size(), table.keysOf(a).size());
+        table.unlockAll(a);
+        assertArrayEquals(new int[0], table.sealsOf(a));
+        assertTrue(table.anyoneHolds(), "b still holds");
+    }
+
+    @Test
+    void aChangeBetweenTheDecisionAndTheWaitIsNotMissed() throws Exception {
+        take(a, k, false, null, 0);
+        LockTable.Answer w = table.request(b, k, false, false, null, 0, false, false);
+        assertEquals(LockTable.Verdict.WAIT, w.verdict);
+        table.unlock(a, k, false); // before b sleeps: its generation moved on
+        long start = System.nanoTime();
+        table.awaitChange(w.generation, TimeUnit.SECONDS.toNanos(30));
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(25), "returned at once, not after 30 s");
+        CountDownLatch asleep = new CountDownLatch(1);
+        Thread waker = new Thread(() -> {
+            try {
+                asleep.await();
+                table.wakeAll();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        waker.start();
+        LockTable.Answer again = table.request(b, k, false, false, null, 0, true, false);
+        asleep.countDown();
+        table.awaitChange(again.generation, TimeUnit.SECONDS.toNanos(30));
+        waker.join(10_000);
+        assertFalse(waker.isAlive());
+    }
+
+    @Test
+    void clearForgetsEverythingAndSaysWhoHeld() {
+        take(a, k, false, null, 0);
+        take(b, AdvisoryKey.bigint(8), true, new Object(), 0);
+        List<LockOwner> owners = table.clear();
+        assertEquals(2, owners.size());
+        assertTrue(table.serverHoldsNothing());
+        assertFalse(table.anyoneHolds());
+        assertEquals(LockTable.Verdict.SERVER, tryNow(c, k, false));
     }
 
     @Test

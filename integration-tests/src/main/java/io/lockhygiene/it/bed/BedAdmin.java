@@ -31,10 +31,12 @@ public final class BedAdmin {
         return pids;
     }
 
-    /** Every granted advisory lock on the server, with bigint keys rebuilt from classid/objid. */
+    /** Every granted advisory lock on the server but lock holders' seals, with bigint keys rebuilt from classid/objid. */
     public List<HeldLock> heldAdvisoryLocks() throws SQLException {
+        // lock holders' seals (their own two-int lock per session) are no application's locks
         String sql = "SELECT pid, classid::bigint, objid::bigint, objsubid, mode FROM pg_locks"
-                + " WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()";
+                + " WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()"
+                + " AND NOT (objsubid = 2 AND classid::bigint = " + io.lockhygiene.internal.holder.Seals.CLASSID + ")";
         List<HeldLock> locks = new ArrayList<>();
         try (Connection c = bed.connect(Route.DIRECT);
              Statement s = c.createStatement();
@@ -135,6 +137,48 @@ public final class BedAdmin {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getInt(1);
+            }
+        }
+    }
+
+    /** The client port of backend {@code pid}'s connection (its peer's side), as the server sees it. */
+    public int clientPortOf(int pid) throws SQLException {
+        try (Connection c = bed.connect(Route.DIRECT);
+             PreparedStatement ps = c.prepareStatement("SELECT client_port FROM pg_stat_activity WHERE pid = ?")) {
+            ps.setInt(1, pid);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new SQLException("no backend " + pid);
+                }
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    /** Backends waiting (not granted) for the single-bigint-key advisory lock {@code key}. */
+    public List<Integer> waitersFor(long key) throws SQLException {
+        List<Integer> pids = new ArrayList<>();
+        try (Connection c = bed.connect(Route.DIRECT);
+             PreparedStatement ps = c.prepareStatement("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT"
+                     + " granted AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = ?")) {
+            ps.setLong(1, key);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    pids.add(rs.getInt(1));
+                }
+            }
+        }
+        return pids;
+    }
+
+    /** True while backend {@code pid} is on the server. */
+    public boolean backendExists(int pid) throws SQLException {
+        try (Connection c = bed.connect(Route.DIRECT);
+             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE pid = ?")) {
+            ps.setInt(1, pid);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1) > 0;
             }
         }
     }

@@ -146,11 +146,16 @@ class FaultsTest {
         ps.execute("SELECT pg_advisory_lock(996021)");
         bed.restartPostgres();
         assertPgjdbcException(assertThrows(SQLException.class, () -> ds.execute("SELECT 1")));
-        // Through PgBouncer the first statement after a restart may fail or be retried on a new server.
+        // Through PgBouncer the first statement after a restart may fail or be retried on a new server; the
+        // emulated lock went with the holder's session, which the holder notices within milliseconds and then
+        // says on the owner's next statement (class 08, its own words): either is right, nothing else is.
         try {
             ps.execute("SELECT pg_advisory_unlock(996021)");
         } catch (SQLException e) {
-            assertPgjdbcException(e);
+            if (!(e instanceof PSQLException)) {
+                assertEquals("08006", e.getSQLState(), e.toString());
+                assertTrue(e.getMessage().contains("lock holder"), e.getMessage());
+            }
         }
         direct.close();
         pooled.close();

@@ -1,0 +1,281 @@
+package io.lockhygiene.internal.holder;
+
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.lockhygiene.events.EventType;
+import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.leak.LeakReporter;
+import io.lockhygiene.internal.locktable.LockOwner;
+import io.lockhygiene.internal.locktable.LockTable;
+import io.lockhygiene.internal.log.Log;
+
+/**
+ * A lock holder's life beside its work: its loss (every server session ends, the table is cleared, every
+ * owner that held something is told), the events that says (queued, and published by the thread that lets
+ * go of its locks last), the watchdog's rounds, and its users (the last one gone closes its idle sessions).
+ */
+final class HolderLife {
+    /** How long an idle session goes unlooked-at while the holder holds anything (a look costs no round trip). */
+    static final long PEEK_IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+    private final HolderEndpoint endpoint;
+    private final LockTable table;
+    private final MainLink main;
+    private final ConcurrentLinkedQueue<Runnable> pendingEvents = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean starvationTold = new AtomicBoolean();
+    private final AtomicBoolean roundFailureTold = new AtomicBoolean();
+    private final AtomicInteger users = new AtomicInteger();
+    private final HolderWatchdog.Watched watch = this::round;
+    /** Set by the holder once its parts exist (they and this refer to each other). */
+    private MainSession batches;
+    private ServerWaits waits;
+    private Runnable reapGoneThreads;
+    /** Set at the first loss that told owners: from then on, statements ask their owner. */
+    private volatile boolean anyLost;
+    private long lastFullRound = System.nanoTime();
+
+    HolderLife(HolderEndpoint endpoint, LockTable table, MainLink main) {
+        this.endpoint = endpoint;
+        this.table = table;
+        this.main = main;
+    }
+
+    void attach(MainSession mainSession, ServerWaits serverWaits, Runnable reap) {
+        this.batches = mainSession;
+        this.waits = serverWaits;
+        this.reapGoneThreads = reap;
+    }
+
+    /** False until some owner was told of a loss: the hot path reads one volatile field. */
+    boolean lossSeen() {
+        return anyLost;
+    }
+
+    /**
+     * Any failure of a holder statement ends all its server sessions: a connection loss took the locks with
+     * it already, and any other error is no state to go on from. Closing makes PostgreSQL (or the pooler)
+     * release everything. Every owner that held a lock is told on its next statement (the batch's owners and
+     * the caller get this failure now); events are published after the caller lets go of its locks.
+     *
+     * @param caller the owner whose own statement met the loss (it gets the failure, not the later notice), or null
+     */
+    SQLException lost(Exception cause, List<Take> batch, LockOwner caller) {
+        // owners are marked before the table forgets them: a statement that finds its owner holding nothing
+        // any more finds it marked lost, so no commit slips through unfenced in between
+        List<LockOwner> before = table.owners();
+        mark(before, batch, caller);
+        main.close();
+        if (waits != null) {
+            waits.closeAll();
+        }
+        List<LockOwner> owners = table.clear();
+        mark(owners, batch, caller); // those that took something meanwhile
+        for (LockOwner o : before) {
+            if (!owners.contains(o)) {
+                owners.add(o);
+            }
+        }
+        HolderWatchdog.forget(watch);
+        if (!owners.isEmpty()) {
+            String message = EmulateMessages.holderLost(endpoint, cause);
+            List<LeakReporter> told = new ArrayList<>();
+            for (LockOwner owner : owners) {
+                if (owner.reporter() != null) {
+                    told.add(owner.reporter());
+                }
+            }
+            pendingEvents.add(() -> {
+                Log.error("{}", message);
+                for (LeakReporter r : told) {
+                    r.publish(EventType.LOCK_LOST, null, null, null, null, message, null);
+                }
+            });
+        }
+        SQLException failure = cause instanceof SQLException ? (SQLException) cause : Holder.lostException(null, cause);
+        for (Take t : batch) {
+            t.fail(failure);
+        }
+        batches.failQueued(failure);
+        return failure;
+    }
+
+    private void mark(List<LockOwner> owners, List<Take> batch, LockOwner caller) {
+        if (owners.isEmpty()) {
+            return;
+        }
+        anyLost = true;
+        for (LockOwner owner : owners) {
+            if (owner != caller && !inBatch(owner, batch)) {
+                owner.markLost();
+            }
+        }
+    }
+
+    private static boolean inBatch(LockOwner owner, List<Take> batch) {
+        for (Take t : batch) {
+            if (t.owner == owner) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Publishes what was queued; called with no lock of ours held. */
+    void publishPending() {
+        for (Runnable r; (r = pendingEvents.poll()) != null; ) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                Log.debug("LockHygiene: a listener failed: {}", e.toString());
+            }
+        }
+    }
+
+    /** Said once: a holder through the pooler waited long for a server. */
+    void toldStarved(long nanos) {
+        if (!starvationTold.compareAndSet(false, true)) {
+            return;
+        }
+        String message = EmulateMessages.holderStarved(endpoint, TimeUnit.NANOSECONDS.toMillis(nanos));
+        pendingEvents.add(() -> {
+            Log.warn("{}", message);
+            io.lockhygiene.internal.events.Events.publish(new io.lockhygiene.events.LockHygieneEvent(
+                    EventType.HOLDER_STARVED, String.valueOf(endpoint), null, null, null, null, message, null));
+        });
+    }
+
+    void watchNow() {
+        HolderWatchdog.watch(watch);
+    }
+
+    /**
+     * A look at once (a fenced commit found a seal free, or a caller suspects the session): the main
+     * session is pinged, bounded; a failure is the loss. No lock is waited for longer than a moment.
+     */
+    void checkNow(LockOwner caller) {
+        try {
+            if (!main.io.tryLock(200, TimeUnit.MILLISECONDS)) {
+                return; // in use: that use finds out itself
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        try {
+            if (main.isOpen() || main.brokeUnseen()) {
+                main.link().ping(HolderWatchdog.PING_TIMEOUT_MILLIS);
+            }
+        } catch (SQLException | RuntimeException e) {
+            lost(e, new ArrayList<>(0), caller);
+        } finally {
+            main.io.unlock();
+        }
+        if (waits != null) {
+            waits.peekIdle(this);
+        }
+        publishPending();
+    }
+
+    /**
+     * The watchdog's round (every few tens of milliseconds while the holder holds anything or waits): idle
+     * sessions are looked at without a round trip, so a terminated backend is noticed at once. Once a second
+     * also: the locks of pooled threads that ended are released and reported; each wait in PostgreSQL's queue
+     * is checked for a deadlock with another process, an interrupt and a session the server no longer has;
+     * the main session is pinged (bounded), so that a silent network is noticed too.
+     *
+     * @return false when there is nothing left to watch
+     */
+    boolean round() {
+        try {
+            long now = System.nanoTime();
+            boolean full = now - lastFullRound >= TimeUnit.MILLISECONDS.toNanos(HolderWatchdog.INTERVAL_MILLIS);
+            if (full) {
+                lastFullRound = now;
+                reapGoneThreads.run();
+                if (waits != null) {
+                    waits.watchdogChecks(this);
+                }
+            }
+            boolean holds = !table.serverHoldsNothing();
+            if (holds && main.io.tryLock()) {
+                try {
+                    if (main.brokeUnseen()) {
+                        throw new SQLException("LockHygiene: the lock holder's main connection broke", "08006");
+                    }
+                    if (main.isOpen() && !table.serverHoldsNothing()) {
+                        if (full) {
+                            main.ping(HolderWatchdog.PING_TIMEOUT_MILLIS);
+                        } else if (main.idleNanos() > PEEK_IDLE_NANOS) {
+                            main.peek();
+                        }
+                    }
+                } catch (SQLException | RuntimeException e) {
+                    lost(e, new ArrayList<>(0), null); // pgjdbc may have closed it already (a terminated backend)
+                } finally {
+                    main.io.unlock();
+                    publishPending();
+                }
+            }
+            if (holds && waits != null) {
+                waits.peekIdle(this);
+                publishPending();
+            }
+            return holds || (waits != null && waits.anyWaiting()) || table.anyoneHolds();
+        } catch (RuntimeException e) {
+            if (roundFailureTold.compareAndSet(false, true)) {
+                Log.warn("LockHygiene: the watchdog of the lock holder for {} failed ({}); it keeps watching. Please"
+                        + " report this with the stack trace at DEBUG.", endpoint, e.toString());
+            }
+            Log.debug("LockHygiene: watchdog round of {} failed", endpoint, e);
+            return true;
+        }
+    }
+
+    /** An application connection (a connection owner) of this holder opened, or a DataSource placed it. */
+    void userOpened() {
+        users.incrementAndGet();
+    }
+
+    /**
+     * One user gone (after its locks were released). With none left and nothing held, the holder's idle
+     * sessions are closed too; the next lock opens them again.
+     */
+    void userClosed() {
+        if (users.decrementAndGet() > 0 || !table.serverHoldsNothing() || (waits != null && waits.anyWaiting())) {
+            return;
+        }
+        if (!main.io.tryLock()) {
+            return; // in use: not idle
+        }
+        try {
+            if (users.get() == 0 && table.serverHoldsNothing() && (waits == null || !waits.anyWaiting())) {
+                main.close();
+                if (waits != null) {
+                    waits.closeAll();
+                }
+            }
+        } finally {
+            main.io.unlock();
+        }
+    }
+
+    /** Closes every session (tests, and the end of a holder nobody uses). */
+    void shutdown() {
+        main.io.lock();
+        try {
+            main.close();
+        } finally {
+            main.io.unlock();
+        }
+        if (waits != null) {
+            waits.closeAll();
+        }
+        HolderWatchdog.forget(watch);
+    }
+}

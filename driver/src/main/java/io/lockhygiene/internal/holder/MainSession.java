@@ -1,0 +1,220 @@
+package io.lockhygiene.internal.holder;
+
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+
+import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.locktable.AdvisoryKey;
+import io.lockhygiene.internal.locktable.LockOwner;
+import io.lockhygiene.internal.locktable.LockTable;
+import io.lockhygiene.internal.locktable.ServerLock;
+
+/**
+ * The holder's main session at work: takes of all owners that need the server share one round trip (one
+ * select list, which PostgreSQL evaluates left to right), together with the releases of server locks nobody
+ * needs; through the application's pooler the session pins its server while it holds anything. The thread
+ * that holds {@code io} sends everything queued, its own take and others'.
+ */
+final class MainSession {
+    /** A round trip through the pooler longer than this while unpinned waited for a server: said once. */
+    private static final long STARVED_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+    private final MainLink link;
+    private final LockTable table;
+    private final HolderLife life;
+    /** Dedicated endpoints only: releases of keys that live on waiting sessions go there. */
+    private final ServerWaits waits;
+    private final ConcurrentLinkedQueue<Take> takes = new ConcurrentLinkedQueue<>();
+
+    MainSession(MainLink link, LockTable table, HolderLife life, ServerWaits waits) {
+        this.link = link;
+        this.table = table;
+        this.life = life;
+        this.waits = waits;
+    }
+
+    /**
+     * Queues {@code take} and sends it with everything else due, in one round trip; the session is opened
+     * first, outside every lock of ours. TRUE granted, FALSE refused, null: decide again.
+     */
+    Boolean take(Take take) throws SQLException {
+        if (!link.isOpen()) {
+            if (link.brokeUnseen() && table.backendHolds(link)) {
+                // pgjdbc found it broken before anybody told us: its locks are gone, say so before a new one
+                throw life.lost(new SQLException("the lock holder's main connection broke", "08006"),
+                        new ArrayList<>(0), take.owner);
+            }
+            long start = System.nanoTime();
+            link.open(); // through the application's pooler its first statement waits for a server too
+            if (link.pins() && System.nanoTime() - start > STARVED_NANOS) {
+                life.toldStarved(System.nanoTime() - start);
+            }
+        }
+        takes.add(take);
+        link.io.lock();
+        try {
+            if (!take.done) {
+                flush(take.owner);
+            }
+        } finally {
+            link.io.unlock();
+            life.publishPending();
+        }
+        if (take.failure != null) {
+            throw take.failure;
+        }
+        return take.result;
+    }
+
+    /** After releases: server locks nobody needs go, in one round trip; returns when any in flight went too. */
+    void settle(LockOwner caller) throws SQLException {
+        link.io.lock();
+        try {
+            flush(caller);
+        } finally {
+            link.io.unlock();
+            life.publishPending();
+        }
+    }
+
+    /** True when a settle has anything to send now. */
+    boolean settleDue() {
+        return table.surplusDue() || (link.pins() && table.serverHoldsNothing() && link.isOpen());
+    }
+
+    /** The holder is lost: every take still queued fails with it. */
+    void failQueued(SQLException failure) {
+        for (Take t; (t = takes.poll()) != null; ) {
+            t.fail(failure);
+        }
+    }
+
+    /**
+     * Under io: one round trip for everything due: the releases of server locks nobody needs, then every
+     * queued take (one per key: a second on the same key decides again after this one). Releases of keys that
+     * live on waiting sessions go to those sessions first. A failure fails every take of the batch (their
+     * owners are not told again later) and is the holder's loss.
+     */
+    private void flush(LockOwner caller) throws SQLException {
+        for (int round = 0; round < 3; round++) {
+            List<Take> batch = new ArrayList<>();
+            Set<AdvisoryKey> batchKeys = new HashSet<>();
+            for (Take t; (t = takes.poll()) != null; ) {
+                if (t.owner.isClosed()) {
+                    t.fail(new SQLException(EmulateMessages.CLOSED, "08003"));
+                    continue;
+                }
+                LockTable.ServerStep step = batchKeys.add(t.key) ? table.stillNeedsServer(t.owner, t.key, t.shared,
+                        t.tryLock, t.queued, t.probe, link) : LockTable.ServerStep.NOT_NEEDED;
+                if (step == LockTable.ServerStep.NOT_NEEDED) {
+                    t.decideAgain();
+                } else {
+                    t.grantedAtOnce = step == LockTable.ServerStep.GRANTED_AT_ONCE;
+                    batch.add(t);
+                }
+            }
+            List<ServerLock> onMain = new ArrayList<>();
+            List<ServerLock> onWaiters = new ArrayList<>();
+            for (ServerLock l : table.surplus()) {
+                (l.on == link ? onMain : onWaiters).add(l);
+            }
+            if (!onWaiters.isEmpty()) {
+                waits.release(onWaiters, caller); // first: a take in this batch may be for a key a waiting session lets go of
+            }
+            boolean refusedGrant = false;
+            if (!batch.isEmpty() || !onMain.isEmpty()) {
+                refusedGrant = send(batch, onMain, caller);
+            } else if (link.pins() && link.pinned() && !table.backendHolds(link)) {
+                unpin(caller);
+            }
+            if (!refusedGrant && !table.surplusDue()) {
+                return;
+            }
+        }
+    }
+
+    /** True when a server lock taken for an owner could not be granted (it is surplus now). */
+    private boolean send(List<Take> batch, List<ServerLock> releases, LockOwner caller) throws SQLException {
+        StringBuilder list = new StringBuilder();
+        int columns = 0;
+        for (ServerLock l : releases) {
+            list.append(columns++ == 0 ? "" : ", ").append(l.shared ? "pg_catalog.pg_advisory_unlock_shared("
+                    : "pg_catalog.pg_advisory_unlock(").append(l.key.sqlArguments()).append(")::text");
+        }
+        for (Take t : batch) {
+            list.append(columns++ == 0 ? "" : ", ").append(sql(t));
+        }
+        if (link.pins() && link.pinned() && batch.isEmpty() && !table.backendHolds(link)) {
+            unpin(caller); // the last releases: everything goes, and the pooled server with it
+            return false;
+        }
+        String[] answers;
+        long start = System.nanoTime();
+        boolean neededServer = link.pins() && !link.pinned();
+        boolean nothingToLose = releases.isEmpty() && !table.backendHolds(link);
+        boolean usedBefore = link.answered();
+        try {
+            answers = link.select(list.toString(), columns);
+        } catch (SQLException | RuntimeException e) {
+            if (!nothingToLose || !usedBefore || !Holder.brokenConnection(e)) {
+                throw life.lost(e, batch, caller);
+            }
+            // an idle main session that died meanwhile (a restart, a terminated backend): it held nothing, so
+            // nothing is lost; its takes decide again, and the next opens a fresh one (outside our locks)
+            link.close();
+            for (Take t : batch) {
+                t.decideAgain();
+            }
+            return false;
+        }
+        if (neededServer && System.nanoTime() - start > STARVED_NANOS) {
+            life.toldStarved(System.nanoTime() - start);
+        }
+        boolean refused = false;
+        int seal = link.seal();
+        for (int i = 0; i < batch.size(); i++) {
+            Take t = batch.get(i);
+            boolean got = t.grantedAtOnce || "true".equals(answers[releases.size() + i]);
+            if (t.probe || !got) {
+                t.answer(got); // a probe took and let go in one statement: nothing to record
+            } else if (table.serverTook(t.owner, t.key, t.shared, link, seal, t.tx, t.level, t.queued)) {
+                t.answer(true);
+            } else if (t.owner.isClosed()) {
+                refused = true;
+                t.fail(new SQLException(EmulateMessages.CLOSED, "08003"));
+            } else {
+                refused = true;
+                t.decideAgain();
+            }
+        }
+        try {
+            link.afterSelect(table.backendHolds(link));
+        } catch (SQLException | RuntimeException e) {
+            throw life.lost(e, new ArrayList<>(0), caller);
+        }
+        return refused;
+    }
+
+    private static String sql(Take t) {
+        String k = t.key.sqlArguments();
+        if (t.probe) {
+            String m = t.shared ? "_shared(" : "(";
+            return "(pg_catalog.pg_try_advisory_lock" + m + k + ") AND pg_catalog.pg_advisory_unlock" + m + k + "))::text";
+        }
+        return (t.grantedAtOnce ? "pg_catalog.pg_advisory_lock_shared(" : t.shared
+                ? "pg_catalog.pg_try_advisory_lock_shared(" : "pg_catalog.pg_try_advisory_lock(") + k + ")::text";
+    }
+
+    private void unpin(LockOwner caller) throws SQLException {
+        try {
+            link.unpin();
+        } catch (SQLException | RuntimeException e) {
+            throw life.lost(e, new ArrayList<>(0), caller);
+        }
+    }
+}

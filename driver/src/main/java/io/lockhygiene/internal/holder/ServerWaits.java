@@ -1,0 +1,308 @@
+package io.lockhygiene.internal.holder;
+
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.locktable.AdvisoryKey;
+import io.lockhygiene.internal.locktable.LockOwner;
+import io.lockhygiene.internal.locktable.LockTable;
+import io.lockhygiene.internal.locktable.ServerLock;
+import io.lockhygiene.internal.log.Log;
+
+/**
+ * A dedicated holder's waiting sessions at work: a blocking call that another process makes wait waits in
+ * PostgreSQL's own queue on a session of its own (so queue order, refused tries and pg_locks are
+ * PostgreSQL's), bounded by lockTimeout, the query timeout and a cancel; the key it gets stays on that
+ * session until the process lets go of it. The watchdog looks at these waits: a deadlock with another
+ * process (once a second after the first), an interrupt, and a session the server no longer has (a
+ * half-open socket would otherwise wait forever).
+ */
+final class ServerWaits {
+    private static final long DEADLOCK_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** A wait older than this is checked each round for its session still being on the server. */
+    private static final long LIVENESS_AFTER_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private final Waiters waiters;
+    private final LockTable table;
+    private final MainLink main;
+    private final HolderLife life;
+    private final Set<ServerWait> active = ConcurrentHashMap.newKeySet();
+
+    ServerWaits(HolderEndpoint endpoint, LockTable table, MainLink main, HolderLife life) {
+        this.waiters = new Waiters(endpoint);
+        this.table = table;
+        this.main = main;
+        this.life = life;
+    }
+
+    /** One owner's wait in PostgreSQL's queue, for the watchdog. */
+    static final class ServerWait {
+        final LockOwner owner;
+        final AdvisoryKey key;
+        final Waiter waiter;
+        final Waits.Wait wait;
+        final Limits limits;
+        final Thread thread = Thread.currentThread();
+        volatile boolean deadlock;
+        volatile String cycleWith;
+        long lastProbeNanos;
+
+        ServerWait(LockOwner owner, AdvisoryKey key, Waiter waiter, Waits.Wait wait, Limits limits) {
+            this.owner = owner;
+            this.key = key;
+            this.waiter = waiter;
+            this.wait = wait;
+            this.limits = limits;
+        }
+    }
+
+    boolean anyWaiting() {
+        return !active.isEmpty();
+    }
+
+    /**
+     * A mode of a key whose other mode lives on a waiting session: taken on that same session (one session
+     * per key, as PostgreSQL's own session would hold both), as a try. TRUE, FALSE, or null: decide again.
+     */
+    Boolean takeOn(Waiter w, LockOwner owner, AdvisoryKey key, boolean shared, Object tx, int level, boolean queued)
+            throws SQLException {
+        String[] row;
+        w.io.lock();
+        try {
+            if (w.isClosed()) {
+                return null;
+            }
+            row = w.query("SELECT pg_catalog." + (shared ? "pg_try_advisory_lock_shared(" : "pg_try_advisory_lock(")
+                    + key.sqlArguments() + ")::text", 1);
+        } catch (SQLException e) {
+            throw life.lost(e, new ArrayList<>(0), owner);
+        } finally {
+            w.io.unlock();
+            life.publishPending();
+        }
+        if (!"true".equals(row[0])) {
+            return false;
+        }
+        return table.serverTook(owner, key, shared, w, w.seal(), tx, level, queued) ? Boolean.TRUE : null;
+    }
+
+    /**
+     * The server holds the shared mode already, for other owners; PostgreSQL would still refuse a new
+     * session's shared request while another process waits in its queue for the exclusive mode. Asked on a
+     * session that holds nothing of the key: a try that lets go at once.
+     */
+    Boolean queueCheck(LockOwner owner, AdvisoryKey key, Object tx, int level) throws SQLException {
+        String[] row = null;
+        for (int attempt = 0; row == null; attempt++) {
+            Waiter w = waiters.borrow();
+            try {
+                w.io.lock();
+                try {
+                    row = w.query("SELECT (pg_catalog.pg_try_advisory_lock_shared(" + key.sqlArguments()
+                            + ") AND pg_catalog.pg_advisory_unlock_shared(" + key.sqlArguments() + "))::text", 1);
+                } finally {
+                    w.io.unlock();
+                }
+            } catch (SQLException e) {
+                w.close();
+                if (attempt > 0 || !Holder.brokenConnection(e)) {
+                    throw e; // an idle session that died meanwhile is replaced once
+                }
+            } finally {
+                waiters.giveBack(w, false);
+            }
+        }
+        if (!"true".equals(row[0])) {
+            return false;
+        }
+        return table.grantShared(owner, key, tx, level) ? Boolean.TRUE : null;
+    }
+
+    /**
+     * Waits in PostgreSQL's queue for {@code key} on a waiting session: granted (TRUE, the key now lives on
+     * that session), decide again (null), or the server's own error (55P03 lock timeout, 57014 cancel or query
+     * timeout), 40P01 when the watchdog found a deadlock with another process.
+     *
+     * @param turnOnly the server holds the mode for other owners already: wait for PostgreSQL to let the
+     *                 request through its queue, and let go of it at once
+     */
+    Boolean serverWait(LockOwner owner, AdvisoryKey key, boolean shared, Object tx, int level, Limits limits,
+                       Waits.Wait wait, boolean turnOnly) throws SQLException {
+        limits.remainingNanos(0);
+        for (int attempt = 0; ; attempt++) {
+            try {
+                return serverWaitOn(waiters.borrow(), owner, key, shared, tx, level, limits, wait, turnOnly);
+            } catch (StaleWaiter e) {
+                if (attempt > 0) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /** A waiting session that was found dead when its wait began (it held nothing): another one is tried. */
+    private static final class StaleWaiter extends SQLException {
+        private static final long serialVersionUID = 1L;
+
+        StaleWaiter(SQLException cause) {
+            super(cause.getMessage(), cause.getSQLState(), cause);
+        }
+    }
+
+    private Boolean serverWaitOn(Waiter w, LockOwner owner, AdvisoryKey key, boolean shared, Object tx, int level,
+                                 Limits limits, Waits.Wait wait, boolean turnOnly) throws SQLException {
+        long started = System.nanoTime();
+        ServerWait sw = new ServerWait(owner, key, w, wait, limits);
+        boolean holds = false;
+        active.add(sw);
+        life.watchNow();
+        try {
+            wait.moved(Waits.Where.SERVER, null, w.backendPid());
+            String f = shared ? "pg_advisory_lock_shared(" : "pg_advisory_lock(";
+            String sql = "SET lock_timeout = " + limits.lockTimeoutLeftMillis() + "; SELECT pg_catalog." + f
+                    + key.sqlArguments() + ")::text" + (turnOnly ? ", pg_catalog.pg_advisory_unlock_shared("
+                    + key.sqlArguments() + ")" : "");
+            limits.whileWaiting(w::cancel);
+            limits.remainingNanos(0); // a cancel that came before the wait could be cancelled ends it now
+            w.io.lock();
+            try {
+                w.link().await(sql, 1, limits.queryTimeoutLeftSeconds());
+            } finally {
+                w.io.unlock();
+            }
+            limits.whileWaiting(null);
+            if (turnOnly) {
+                return table.grantShared(owner, key, tx, level) ? Boolean.TRUE : null;
+            }
+            holds = true;
+            if (!table.serverTook(owner, key, shared, w, w.seal(), tx, level, true)) {
+                return null; // closed meanwhile: the lock goes in the settle that follows
+            }
+            return Boolean.TRUE;
+        } catch (SQLException e) {
+            if (sw.deadlock) {
+                throw new SQLException(EmulateMessages.deadlockAcrossProcesses(owner, key, sw.cycleWith), "40P01", e);
+            }
+            if (limits.cancelled() || Thread.currentThread().isInterrupted()) {
+                throw Limits.cancelledException();
+            }
+            String state = e.getSQLState();
+            if ("55P03".equals(state)) {
+                throw new SQLException(e.getMessage() + (limits.lockTimeoutMillis() > 0
+                        ? EmulateMessages.lockTimeoutSuffix(limits.lockTimeoutMillis()) : ""), state, e);
+            }
+            if (state == null || !state.equals("57014")) {
+                w.close(); // broken: it held nothing (it was waiting)
+                if (Holder.brokenConnection(e) && System.nanoTime() - started < TimeUnit.SECONDS.toNanos(1)) {
+                    throw new StaleWaiter(e);
+                }
+            }
+            throw e;
+        } finally {
+            limits.whileWaiting(null);
+            active.remove(sw);
+            waiters.giveBack(w, holds && table.backendHolds(w));
+        }
+    }
+
+    /** Releases of server locks nobody needs that live on waiting sessions (under the main session's io). */
+    void release(List<ServerLock> releases, LockOwner caller) throws SQLException {
+        for (ServerLock l : releases) {
+            Waiter w = (Waiter) l.on;
+            w.io.lock();
+            try {
+                if (!w.isClosed()) {
+                    w.query("SELECT pg_catalog." + (l.shared ? "pg_advisory_unlock_shared(" : "pg_advisory_unlock(")
+                            + l.key.sqlArguments() + ")", 1);
+                }
+            } catch (SQLException | RuntimeException e) {
+                throw life.lost(e, new ArrayList<>(0), caller);
+            } finally {
+                w.io.unlock();
+            }
+            waiters.giveBack(w, table.backendHolds(w));
+        }
+    }
+
+    /**
+     * The watchdog's checks of each wait in PostgreSQL's queue: an interrupt or a cancel is sent again (one
+     * that came before the statement started is lost), a wait older than a second is checked for a deadlock
+     * with another process, and one older than two for its session still being on the server: a session the
+     * server has ended, or never answers about, is closed, so its wait ends.
+     */
+    void watchdogChecks(HolderLife owner) {
+        for (ServerWait sw : active) {
+            if (sw.thread.isInterrupted() || sw.limits.cancelled() || sw.deadlock) {
+                sw.waiter.cancel();
+                continue;
+            }
+            if (sw.wait.waitedNanos() > DEADLOCK_TIMEOUT_NANOS) {
+                DeadlockProbe.check(this::probe, table, sw);
+            }
+            if (sw.wait.waitedNanos() > LIVENESS_AFTER_NANOS) {
+                List<String[]> rows = probe("SELECT count(*)::text FROM pg_catalog.pg_stat_activity WHERE pid = "
+                        + sw.waiter.backendPid(), 1);
+                if (rows != null && !rows.isEmpty() && "0".equals(rows.get(0)[0])) {
+                    Log.warn("LockHygiene: a waiting session of the lock holder (backend {}) is no longer on the"
+                            + " server; its wait for advisory lock {} ends", sw.waiter.backendPid(), sw.key);
+                    sw.waiter.close(); // its await ends with a connection error, which its owner gets
+                }
+            }
+        }
+    }
+
+    /** Looks, without a round trip, at each waiting session that holds keys and is idle: a gone one is the loss. */
+    void peekIdle(HolderLife owner) {
+        for (Waiter w : waiters.holdingKeys()) {
+            if (!w.io.tryLock()) {
+                continue; // in use: that use finds out itself
+            }
+            try {
+                if (!w.isClosed()) {
+                    w.peek();
+                }
+            } catch (SQLException | RuntimeException e) {
+                life.lost(e, new ArrayList<>(0), null);
+                return;
+            } finally {
+                w.io.unlock();
+            }
+        }
+    }
+
+    /** Under no lock: a statement on the main session for the watchdog; null when it is busy too long. */
+    private List<String[]> probe(String sql, int columns) {
+        try {
+            if (!main.io.tryLock(200, TimeUnit.MILLISECONDS)) {
+                return null;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+        try {
+            if (!main.isOpen()) {
+                return null;
+            }
+            return main.link().rows(sql, columns);
+        } catch (SQLException | RuntimeException e) {
+            Log.debug("LockHygiene: a watchdog probe failed: {}", e.toString());
+            return null;
+        } finally {
+            main.io.unlock();
+        }
+    }
+
+    /** The holder lost its server: every waiting session goes (their locks are gone anyway), waits end. */
+    void closeAll() {
+        for (ServerWait sw : active) {
+            sw.waiter.cancel();
+        }
+        waiters.closeAll();
+    }
+}

@@ -1,0 +1,77 @@
+package io.lockhygiene.it.emulate;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Worker A of the lost-lock scenario (issue 33): takes its job's session lock, then writes one row every
+ * 5 ms, each its own commit (autocommit, a prepared INSERT) or in a transaction of its own (BEGIN, INSERT,
+ * commit()), until told to stop or until a write fails: a worker whose lock is gone stops, as one whose
+ * session died would. Shared by the in-process test and the agent's child JVM ({@link LostLockWriterMain}).
+ */
+final class LostLockWriter {
+    /** How each row is committed. */
+    enum Style { AUTOCOMMIT, TRANSACTION }
+
+    /** What the writer did: rows it saw committed, and its first error (SQLState, wall-clock millis), if any. */
+    static final class Result {
+        int committed;
+        String errorState;
+        String errorMessage;
+        long errorAtMillis;
+
+        @Override
+        public String toString() {
+            return committed + " rows committed" + (errorState == null ? ", no error" : ", then " + errorState);
+        }
+    }
+
+    private LostLockWriter() {
+    }
+
+    static void createTable(Connection direct) throws SQLException {
+        try (Statement s = direct.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS lost_rows (id bigserial PRIMARY KEY, run text NOT NULL, worker text NOT NULL)");
+        }
+    }
+
+    /**
+     * Takes {@code key} (pg_advisory_lock), counts {@code locked} down, and writes until {@code stop} or the
+     * first error.
+     */
+    static Result run(Connection a, long key, String run, Style style, CountDownLatch locked, AtomicBoolean stop)
+            throws SQLException, InterruptedException {
+        Result r = new Result();
+        try (Statement s = a.createStatement()) {
+            s.execute("SELECT pg_advisory_lock(" + key + ")");
+        }
+        locked.countDown();
+        try (PreparedStatement insert = a.prepareStatement("INSERT INTO lost_rows (run, worker) VALUES (?, 'A')")) {
+            while (!stop.get()) {
+                try {
+                    if (style == Style.TRANSACTION) {
+                        a.setAutoCommit(false);
+                    }
+                    insert.setString(1, run);
+                    insert.executeUpdate();
+                    if (style == Style.TRANSACTION) {
+                        a.commit();
+                        a.setAutoCommit(true);
+                    }
+                    r.committed++;
+                } catch (SQLException e) {
+                    r.errorAtMillis = System.currentTimeMillis();
+                    r.errorState = e.getSQLState();
+                    r.errorMessage = e.getMessage();
+                    return r;
+                }
+                Thread.sleep(5);
+            }
+        }
+        return r;
+    }
+}
