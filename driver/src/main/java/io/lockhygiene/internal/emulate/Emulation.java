@@ -42,6 +42,9 @@ public final class Emulation {
     private Situation.Venue venue;
     /** The owner whose transaction runs on its own server (to end its count when the transaction ends). */
     private LockOwner venueOwner;
+    /** The last fence made, and the seals it checks (one connection's thread uses them). */
+    private int[] lastSeals;
+    private String lastFence;
     /** The limits of the execution that waits now, for {@link #cancel}. */
     private volatile Limits waiting;
     private boolean closed;
@@ -222,6 +225,15 @@ public final class Emulation {
         int[] seals = holder == null || !holder.anyoneHolds() ? null : holder.sealsOf(owner());
         throwIfLockLost();
         return seals;
+    }
+
+    /** The fence statement for {@code seals}, made once while they stay the same (a holder session's life). */
+    public String fence(int[] seals) {
+        if (!java.util.Arrays.equals(seals, lastSeals)) {
+            lastFence = io.lockhygiene.internal.holder.Seals.fence(seals);
+            lastSeals = seals;
+        }
+        return lastFence;
     }
 
     /**

@@ -330,12 +330,12 @@ public final class ConnectionGuard {
         }
         int[] seals = Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.IDLE && raw.getAutoCommit()
                 ? emulation.commitSeals() : null;
-        if (seals == null || !SqlScanner.runsInTransactionBlockAsAlone(plan.sent)) {
+        if (seals == null || !plan.runsInTransactionBlockAsAlone()) {
             return runner.run(app, plan.sent);
         }
         Statement fenced;
         try {
-            fenced = face.runFenced(plan.sent, io.lockhygiene.internal.holder.Seals.fence(seals));
+            fenced = face.runFenced(plan.sent, emulation.fence(seals));
         } catch (SQLException e) {
             if (io.lockhygiene.internal.holder.Seals.isFenceFailure(e)) {
                 throw emulation.fenceFailed(e);

@@ -18,6 +18,8 @@ public final class StatementPlan {
     /** emulate: the shape of its calls; null otherwise. */
     final LockShape shape;
     final boolean callable;
+    /** Whether what is sent runs in a transaction block as it would alone (a fenced twin can carry it); asked once. */
+    private byte blockable;
 
     StatementPlan(String original, String sent, ScanResult scan, ScanResult sentScan, LockShape shape, boolean callable) {
         this.original = original;
@@ -30,6 +32,14 @@ public final class StatementPlan {
 
     static StatementPlan unflagged(String sql) {
         return new StatementPlan(sql, sql, ScanResult.NOTHING, ScanResult.NOTHING, null, false);
+    }
+
+    /** What is sent may run in one transaction block with a fence after it (a single ordinary statement). */
+    boolean runsInTransactionBlockAsAlone() {
+        if (blockable == 0) {
+            blockable = io.lockhygiene.internal.sql.SqlScanner.runsInTransactionBlockAsAlone(sent) ? (byte) 1 : (byte) 2;
+        }
+        return blockable == 1;
     }
 
     /** The text pgjdbc prepares. */

@@ -249,7 +249,7 @@ final class TransactionEnds {
     private SQLWarning endFenced(String command, int[] seals) throws SQLException {
         SQLWarning warnings;
         try (Statement s = raw.createStatement()) {
-            s.execute(Seals.fence(seals) + "; " + command);
+            s.execute(emulation.fence(seals) + "; " + command);
             warnings = s.getWarnings();
         } catch (SQLException e) {
             throw endedByFence(e);
@@ -295,7 +295,7 @@ final class TransactionEnds {
             // A failure here is the COMMIT's own (serialization, deferred constraint, lost connection):
             // exactly what the application's commit would have thrown, so it propagates as is.
             String end = PgLocks.atTransactionEnd(command);
-            held = LeakReporter.readHeldLocks(s, s.execute(seals == null ? end : Seals.fence(seals) + "; " + end));
+            held = LeakReporter.readHeldLocks(s, s.execute(seals == null ? end : emulation.fence(seals) + "; " + end));
             warnings = s.getWarnings(); // the end's own: our listing gives none
         } catch (SQLException | RuntimeException e) {
             if (e instanceof SQLException && seals != null) {

@@ -546,22 +546,22 @@ public final class LockTable {
     public int[] sealsOf(LockOwner owner) {
         state.lock();
         try {
-            Set<Integer> seals = new LinkedHashSet<>(2);
+            int[] seals = new int[2];
+            int n = 0;
             for (AdvisoryKey key : byOwner.getOrDefault(owner, Set.of())) {
                 KeyState k = keys.get(key);
                 KeyState.Holds h = k.owners.get(owner);
-                for (boolean shared : new boolean[] {false, true}) {
+                for (int m = 0; m < 2; m++) {
+                    boolean shared = m == 1;
                     if (h.holds(shared) && k.server(shared) != null) {
-                        seals.add(k.seal(shared));
+                        n = addDistinct(seals, n, k.seal(shared));
+                        if (n == seals.length) {
+                            seals = java.util.Arrays.copyOf(seals, n * 2);
+                        }
                     }
                 }
             }
-            int[] out = new int[seals.size()];
-            int i = 0;
-            for (int s : seals) {
-                out[i++] = s;
-            }
-            return out;
+            return java.util.Arrays.copyOf(seals, n);
         } finally {
             state.unlock();
         }
@@ -578,6 +578,16 @@ public final class LockTable {
     }
 
     // ---- under the lock
+
+    private static int addDistinct(int[] values, int n, int v) {
+        for (int i = 0; i < n; i++) {
+            if (values[i] == v) {
+                return n;
+            }
+        }
+        values[n] = v;
+        return n + 1;
+    }
 
     private void signal() {
         generation++;

@@ -378,6 +378,7 @@ public final class EndpointResolver {
             p.setProperty("loginTimeout", Integer.toString(PROBE_TIMEOUT_SECONDS));
         } else {
             p.setProperty("connectTimeout", "10");
+            p.setProperty("tcpKeepAlive", "true"); // the client's side; the server's is set by the session itself
         }
         return p;
     }

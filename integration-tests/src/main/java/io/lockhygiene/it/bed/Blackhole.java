@@ -13,6 +13,8 @@ import java.util.List;
  */
 public final class Blackhole implements AutoCloseable {
     private static final String TAG = "lockhygiene-testbed-blackhole";
+    /** Leftovers of earlier runs are removed once per JVM (later cuts of this run are live). */
+    private static boolean cleaned;
     private final List<List<String>> rules = new ArrayList<>();
 
     private Blackhole() {
@@ -44,7 +46,11 @@ public final class Blackhole implements AutoCloseable {
         }
     }
 
-    private static void removeLeftovers() {
+    private static synchronized void removeLeftovers() {
+        if (cleaned) {
+            return;
+        }
+        cleaned = true;
         Processes.Result listed = Processes.run(List.of("iptables", "-S", "INPUT"), null, 10);
         for (String line : listed.output.split("\n")) {
             if (line.startsWith("-A INPUT") && line.contains(TAG)) {

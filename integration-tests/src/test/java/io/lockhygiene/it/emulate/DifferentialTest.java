@@ -42,7 +42,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code {call f(?)}} and {@code {? = call f(?)}}, keys read from rows ({@code SELECT f(id) FROM t WHERE
  * ...}), Kill Bill's {@code CASE WHEN pg_try_advisory_lock(k) THEN pg_advisory_unlock(k) ELSE FALSE END},
  * two calls in one select list, a text of two statements; mixed with transactions (JDBC API and text),
- * savepoints, a mistaken savepoint command now and then, and errors; one or two connections.
+ * savepoints, a mistaken savepoint command now and then, and errors; one or two connections; and, now and
+ * then, the end of the session that holds the locks (PostgreSQL: the program's own sessions are terminated;
+ * emulate: its lock holder's), after which the program opens its connections again.
  *
  * <p>Seeds: {@code -Ddiff.seed=N} replays one program; {@code -Ddiff.base=N -Ddiff.programs=M} runs M
  * programs from another base. A failure names its seed.
@@ -194,6 +196,11 @@ class DifferentialTest {
         if (roll < 27) {
             return new Step(c, "text", "SELECT pg_advisory_unlock_all()", null);
         }
+        if (roll < 29) {
+            // the session that holds the locks ends: on PostgreSQL every session of the program; under emulate
+            // its lock holder's (every owner of a process shares it); then each connection is opened again
+            return new Step(0, "sessions-end", null, null);
+        }
         Key key = keys.get(r.nextInt(keys.size()));
         String f = FUNCTIONS[r.nextInt(FUNCTIONS.length)];
         if (blocking(f) && wouldWait.test(key, c, f.contains("shared"))) {
@@ -266,6 +273,10 @@ class DifferentialTest {
     private static void learn(Model m, Step s, String outcome) {
         int c = s.connection();
         switch (s.kind()) {
+            case "sessions-end":
+                m.endTransaction(0);
+                m.endTransaction(1);
+                return;
             case "begin-api":
                 m.inTransaction[c] = true;
                 m.apiTransaction[c] = true;
@@ -302,10 +313,49 @@ class DifferentialTest {
         }
     }
 
-    private String perform(Connection[] cs, Statement[] ss, Step step) {
+    /**
+     * The step "the session that holds the locks ends": the sessions go (PostgreSQL: each of the program's own;
+     * emulate: its lock holder's), the step waits until the server has ended them, and each connection of the
+     * program is opened again, as an application does after its connection failed.
+     */
+    private String sessionsEnd(Connection[] cs, Statement[] ss, Client client, Statement observer) throws Exception {
+        List<Integer> ended = new ArrayList<>();
+        if (client == Client.EMULATE) {
+            try (ResultSet rs = observer.executeQuery("SELECT pid FROM pg_stat_activity WHERE application_name ="
+                    + " 'lockhygiene lock holder' AND datname = current_database()")) {
+                while (rs.next()) {
+                    ended.add(rs.getInt(1));
+                }
+            }
+        } else {
+            for (Connection c : cs) { // direct: the protocol's backend key is the session's pid (no query: it may be aborted)
+                ended.add(c.unwrap(org.postgresql.PGConnection.class).getBackendPID());
+            }
+        }
+        for (int pid : ended) {
+            observer.execute("SELECT pg_terminate_backend(" + pid + ")");
+        }
+        for (int pid : ended) {
+            long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            while (bed.admin().backendExists(pid) && System.nanoTime() < until) {
+                Thread.sleep(5);
+            }
+        }
+        for (int i = 0; i < cs.length; i++) {
+            cs[i].close();
+            cs[i] = open(client);
+            ss[i] = cs[i].createStatement();
+            ss[i].setQueryTimeout(TIMEOUT_SECONDS);
+        }
+        return "ended";
+    }
+
+    private String perform(Connection[] cs, Statement[] ss, Step step, Client client, Statement observer) {
         Connection c = cs[step.connection()];
         try {
             switch (step.kind()) {
+                case "sessions-end":
+                    return sessionsEnd(cs, ss, client, observer);
                 case "begin-api":
                     c.setAutoCommit(false);
                     return "ok";
@@ -347,6 +397,8 @@ class DifferentialTest {
             }
         } catch (SQLException e) {
             return "ERROR " + e.getSQLState();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
     }
 
@@ -495,10 +547,15 @@ class DifferentialTest {
             int steps = program == null ? STEPS : program.size();
             for (int i = 0; i < steps; i++) {
                 Step step = program == null ? next(r, model, connections, keys, wouldWait) : program.get(i);
-                String outcome = perform(cs, ss, step);
+                String outcome = perform(cs, ss, step, client, observer);
                 if (program == null) {
                     learn(model, step, outcome);
                     performed.add(step);
+                    if ("sessions-end".equals(step.kind())) {
+                        for (int j = 0; j < connections; j++) { // the program's new sessions, for wouldWait
+                            pids[j] = cs[j].unwrap(org.postgresql.PGConnection.class).getBackendPID();
+                        }
+                    }
                 }
                 trace.add(step + " => " + outcome + " | " + probe(observer, keys));
             }
@@ -534,8 +591,14 @@ class DifferentialTest {
         Map<String, Object> g = generated(seed);
         List<String> reference = (List<String>) g.get("reference");
         sampleEveryEnd = (seed & 1) == 1;
-        List<String> ours = run(null, (Integer) g.get("connections"), (List<Step>) g.get("program"), Client.EMULATE,
+        List<Step> program = (List<Step>) g.get("program");
+        List<String> ours = run(null, (Integer) g.get("connections"), program, Client.EMULATE,
                 (List<Key>) g.get("keys"), null);
+        long ends = program.stream().filter(st -> "sessions-end".equals(st.kind())).count();
+        if (ends > 0) {
+            System.out.println("[differential] seed " + seed + ": the sessions holding the locks ended " + ends
+                    + " time(s) in " + program.size() + " steps");
+        }
         for (int i = 0; i < reference.size(); i++) {
             assertEquals(reference.get(i), ours.get(i), "seed " + seed + (sampleEveryEnd ? " (leakCheckSample=1)" : "")
                     + " (replay: -Ddiff.seed=" + seed + "), step "
