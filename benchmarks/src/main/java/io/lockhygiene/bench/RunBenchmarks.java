@@ -330,49 +330,34 @@ public final class RunBenchmarks {
      */
     private static double jobsPerSecond(TestBed bed, int jobs, long key, boolean ownKey, boolean emulate,
                                         boolean guarded, String holderUrl) throws Exception {
-        List<Thread> threads = new ArrayList<>();
-        java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
-        java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
-        for (int w = 0; w < 8; w++) {
+        return perSecond(8, (w, start, done) -> {
             long k = ownKey ? key + w : key;
-            Thread t = new Thread(() -> {
-                try (Connection c = guarded ? bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate",
-                        "lockhygiene.holderUrl=" + holderUrl) : bed.connect(Route.TRANSACTION_POOL);
-                     Statement s = c.createStatement()) {
-                    c.setAutoCommit(emulate);
-                    start.await();
-                    for (int i = 0; i < jobs; i++) {
-                        // the plain shape tries (a blocking call would wait for its own lock left on another server)
-                        s.execute(!emulate ? "SELECT pg_advisory_xact_lock(" + k + ")"
-                                : guarded ? "SELECT pg_advisory_lock(" + k + ")" : "SELECT pg_try_advisory_lock(" + k + ")");
-                        if (ownKey) {
-                            for (int j = 0; j < 5; j++) {
-                                s.execute("SELECT " + j);
-                            }
-                        } else {
-                            s.execute("SELECT count(*) FROM pg_class");
-                            Thread.sleep(2);
+            try (Connection c = guarded ? bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate",
+                    "lockhygiene.holderUrl=" + holderUrl) : bed.connect(Route.TRANSACTION_POOL);
+                 Statement s = c.createStatement()) {
+                c.setAutoCommit(emulate);
+                start.await();
+                for (int i = 0; i < jobs; i++) {
+                    // the plain shape tries (a blocking call would wait for its own lock left on another server)
+                    s.execute(!emulate ? "SELECT pg_advisory_xact_lock(" + k + ")"
+                            : guarded ? "SELECT pg_advisory_lock(" + k + ")" : "SELECT pg_try_advisory_lock(" + k + ")");
+                    if (ownKey) {
+                        for (int j = 0; j < 5; j++) {
+                            s.execute("SELECT " + j);
                         }
-                        if (emulate) {
-                            s.execute("SELECT pg_advisory_unlock(" + k + ")");
-                        } else {
-                            c.commit();
-                        }
-                        done.incrementAndGet();
+                    } else {
+                        s.execute("SELECT count(*) FROM pg_class");
+                        Thread.sleep(2);
                     }
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
+                    if (emulate) {
+                        s.execute("SELECT pg_advisory_unlock(" + k + ")");
+                    } else {
+                        c.commit();
+                    }
+                    done.incrementAndGet();
                 }
-            });
-            threads.add(t);
-            t.start();
-        }
-        long t0 = System.nanoTime();
-        start.countDown();
-        for (Thread t : threads) {
-            t.join();
-        }
-        return done.get() * 1e9 / (System.nanoTime() - t0);
+            }
+        });
     }
 
     /** The hand-fixed workers: the lock and the job in one transaction. */
@@ -508,67 +493,68 @@ public final class RunBenchmarks {
     /** Jobs per second of 8 own-key workers: lock, 5 statements (on the lock's connection, or another), unlock. */
     private static double fencedJobsPerSecond(TestBed bed, int jobs, long key, boolean fenced, boolean transactions,
                                               String statement) throws Exception {
-        List<Thread> threads = new ArrayList<>();
-        java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
-        java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
-        for (int w = 0; w < 8; w++) {
+        return perSecond(8, (w, start, done) -> {
             long k = key + w;
-            Thread t = new Thread(() -> {
-                try (Connection lock = bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate");
-                     Connection other = fenced ? null : bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate");
-                     Statement ls = lock.createStatement();
-                     PreparedStatement work = (fenced ? lock : other).prepareStatement(statement)) {
-                    Connection worker = fenced ? lock : other;
-                    int row = (int) (k % 8);
-                    start.await();
-                    for (int i = 0; i < jobs; i++) {
-                        ls.execute("SELECT pg_advisory_lock(" + k + ")");
-                        if (transactions) {
-                            worker.setAutoCommit(false);
-                        }
-                        for (int j = 0; j < 5; j++) {
-                            work.setInt(1, statement.startsWith("UPDATE") ? row : j);
-                            work.execute();
-                        }
-                        if (transactions) {
-                            worker.commit();
-                            worker.setAutoCommit(true);
-                        }
-                        ls.execute("SELECT pg_advisory_unlock(" + k + ")");
-                        done.incrementAndGet();
+            try (Connection lock = bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate");
+                 Connection other = fenced ? null : bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate");
+                 Statement ls = lock.createStatement();
+                 PreparedStatement work = (fenced ? lock : other).prepareStatement(statement)) {
+                Connection worker = fenced ? lock : other;
+                start.await();
+                for (int i = 0; i < jobs; i++) {
+                    ls.execute("SELECT pg_advisory_lock(" + k + ")");
+                    if (transactions) {
+                        worker.setAutoCommit(false);
                     }
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
+                    for (int j = 0; j < 5; j++) {
+                        work.setInt(1, statement.startsWith("UPDATE") ? w : j);
+                        work.execute();
+                    }
+                    if (transactions) {
+                        worker.commit();
+                        worker.setAutoCommit(true);
+                    }
+                    ls.execute("SELECT pg_advisory_unlock(" + k + ")");
+                    done.incrementAndGet();
                 }
-            });
-            threads.add(t);
-            t.start();
-        }
-        long t0 = System.nanoTime();
-        start.countDown();
-        for (Thread t : threads) {
-            t.join();
-        }
-        return done.get() * 1e9 / (System.nanoTime() - t0);
+            }
+        });
     }
 
     /** Jobs per second of 8 workers running 5 statements per job and no lock at all. */
     private static double lockless(TestBed bed, int jobs, boolean emulate) throws Exception {
+        return perSecond(8, (w, start, done) -> {
+            try (Connection c = emulate ? bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate")
+                    : bed.connect(Route.TRANSACTION_POOL); PreparedStatement work = c.prepareStatement("SELECT ?::int")) {
+                start.await();
+                for (int i = 0; i < jobs; i++) {
+                    for (int j = 0; j < 5; j++) {
+                        work.setInt(1, j);
+                        work.execute();
+                    }
+                    done.incrementAndGet();
+                }
+            }
+        });
+    }
+
+    /** One worker's loop: {@code worker} its number, {@code start} to await before timing, {@code done} to count jobs. */
+    @FunctionalInterface
+    private interface Worker {
+        void run(int worker, java.util.concurrent.CountDownLatch start, java.util.concurrent.atomic.AtomicInteger done)
+                throws Exception;
+    }
+
+    /** Jobs per second of {@code workers} threads running {@code body}, timed from their common start. */
+    private static double perSecond(int workers, Worker body) throws InterruptedException {
         List<Thread> threads = new ArrayList<>();
         java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
         java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
-        for (int w = 0; w < 8; w++) {
+        for (int w = 0; w < workers; w++) {
+            int worker = w;
             Thread t = new Thread(() -> {
-                try (Connection c = emulate ? bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate")
-                        : bed.connect(Route.TRANSACTION_POOL); PreparedStatement work = c.prepareStatement("SELECT ?::int")) {
-                    start.await();
-                    for (int i = 0; i < jobs; i++) {
-                        for (int j = 0; j < 5; j++) {
-                            work.setInt(1, j);
-                            work.execute();
-                        }
-                        done.incrementAndGet();
-                    }
+                try {
+                    body.run(worker, start, done);
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
