@@ -204,8 +204,8 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
      */
     private List<AdvisoryWait> emulatedWaits() {
         List<AdvisoryWait> out = new ArrayList<>();
-        for (io.lockhygiene.internal.holder.Waits.Wait w : io.lockhygiene.internal.holder.Waits.snapshot()) {
-            if (w.where() == io.lockhygiene.internal.holder.Waits.Where.SERVER || w.waitedMillis() < threshold.toMillis()) {
+        for (io.lockhygiene.internal.holder.EmulatedWait w : io.lockhygiene.internal.holder.EmulatedWait.snapshot()) {
+            if (w.where() == io.lockhygiene.internal.holder.EmulatedWait.Where.SERVER || w.waitedMillis() < threshold.toMillis()) {
                 continue;
             }
             String key = w.key().toString();
@@ -213,8 +213,8 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
                 continue;
             }
             out.add(new AdvisoryWait(0, 0, key, w.shared() ? "ShareLock" : "ExclusiveLock", w.waitedMillis(),
-                    w.where() == io.lockhygiene.internal.holder.Waits.Where.LOCAL ? "waiting in the JVM"
-                            : "polling through the pooler", null, null, null, null, w.owner(), w.holder()));
+                    w.where() == io.lockhygiene.internal.holder.EmulatedWait.Where.LOCAL ? "waiting in the JVM"
+                            : "polling through the pooler", null, null, null, null, w.owner(), w.heldBy()));
         }
         return out;
     }

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.lockhygiene.events.EventType;
+import io.lockhygiene.internal.locktable.TransactionId;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.emulate.KeyValues;
 import io.lockhygiene.internal.locktable.LockOwner;
@@ -40,7 +41,7 @@ final class ShapeExecution {
     private final Holder holder;
     private final LockOwner owner;
     /** The transaction-level locks of an autocommit statement belong to it alone. */
-    private Object statementTransaction;
+    private TransactionId statementTransaction;
     private SQLWarning warnings;
     private Throwable stack;
 
@@ -146,7 +147,7 @@ final class ShapeExecution {
         }
         switch (f.kind()) {
             case ACQUIRE: {
-                Object tx = null;
+                TransactionId tx = null;
                 int level = 0;
                 if (!f.isSessionLevel()) {
                     if (inTransaction) {
@@ -154,7 +155,7 @@ final class ShapeExecution {
                         level = emulation.tableTransaction().level();
                     } else {
                         if (statementTransaction == null) {
-                            statementTransaction = new Object();
+                            statementTransaction = new TransactionId();
                         }
                         tx = statementTransaction;
                     }
@@ -221,7 +222,7 @@ final class ShapeExecution {
 
     /** The statement is over for the table: an autocommit statement's transaction-level locks go. */
     private void endStatement() {
-        Object tx = statementTransaction;
+        TransactionId tx = statementTransaction;
         statementTransaction = null;
         if (tx != null) {
             try {

@@ -1,6 +1,7 @@
 package io.lockhygiene.internal.emulate;
 
 import java.sql.SQLException;
+import io.lockhygiene.internal.locktable.TransactionId;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -13,7 +14,7 @@ import io.lockhygiene.internal.sql.TransactionControl;
  * Begun at its first transaction-level lock; one connection's thread uses it.
  */
 public final class TableTransaction {
-    private Object tx;
+    private TransactionId tx;
     private final List<Object> savepoints = new ArrayList<>();
 
     boolean active() {
@@ -21,9 +22,9 @@ public final class TableTransaction {
     }
 
     /** The transaction a new transaction-level lock belongs to, begun now if need be. */
-    Object current() {
+    TransactionId current() {
         if (tx == null) {
-            tx = new Object();
+            tx = new TransactionId();
             savepoints.clear();
         }
         return tx;
@@ -42,7 +43,7 @@ public final class TableTransaction {
     /** The transaction ended: its holds go. */
     void end(Holder shared) throws SQLException {
         if (tx != null) {
-            Object ended = tx;
+            TransactionId ended = tx;
             tx = null;
             savepoints.clear();
             shared.releaseTransaction(ended, 0);
@@ -81,21 +82,5 @@ public final class TableTransaction {
             default:
                 break;
         }
-    }
-
-    /** The savepoint's name in a SAVEPOINT / ROLLBACK TO / RELEASE statement: its last word, folded as PostgreSQL does. */
-    public static String savepointName(String statement) {
-        String s = statement.trim();
-        if (s.endsWith(";")) {
-            s = s.substring(0, s.length() - 1).trim();
-        }
-        int i = s.length();
-        if (s.endsWith("\"")) {
-            return s.substring(s.lastIndexOf('"', s.length() - 2) + 1, s.length() - 1).replace("\"\"", "\"");
-        }
-        while (i > 0 && !Character.isWhitespace(s.charAt(i - 1))) {
-            i--;
-        }
-        return s.substring(i).toLowerCase(java.util.Locale.ROOT);
     }
 }

@@ -526,8 +526,7 @@ public final class ConnectionGuard {
             TransactionControl.Kind k = tc.kind();
             if (k == TransactionControl.Kind.SAVEPOINT || k == TransactionControl.Kind.ROLLBACK_TO
                     || k == TransactionControl.Kind.RELEASE) {
-                emulation.followSavepoint(k, "text:" + io.lockhygiene.internal.emulate.TableTransaction
-                        .savepointName(tc.textIn(sql)));
+                emulation.followSavepoint(k, "text:" + tc.savepointName(sql));
             }
         }
     }

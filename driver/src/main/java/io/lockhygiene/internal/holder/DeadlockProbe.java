@@ -35,7 +35,7 @@ final class DeadlockProbe {
     /**
      * @param probe runs a statement on the main session (null when it is busy or closed)
      */
-    static void check(BiFunction<String, Integer, List<String[]>> probe, LockTable table, ServerWaits.ServerWait sw) {
+    static void check(BiFunction<String, Integer, List<String[]>> probe, LockTable table, ServerQueue.QueuedOwner sw) {
         long now = System.nanoTime();
         if (sw.deadlock || now - sw.lastProbeNanos < EVERY_NANOS) {
             return;
@@ -48,7 +48,7 @@ final class DeadlockProbe {
         for (String[] r : rows) {
             AdvisoryKey key = keyOf(r);
             boolean shared = "ShareLock".equals(r[3]);
-            for (LockOwner holderOwner : table.holders(key, shared)) {
+            for (LockOwner holderOwner : table.ownersHolding(key, shared)) {
                 if (leadsTo(table, holderOwner, sw.owner)) {
                     sw.cycleWith = holderOwner + " (advisory lock " + key + ")";
                     sw.deadlock = true;

@@ -12,6 +12,8 @@ import java.util.function.Supplier;
 import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
+import io.lockhygiene.internal.locktable.TransactionId;
+import io.lockhygiene.internal.locktable.Answer;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.locktable.LockOwner;
 import io.lockhygiene.internal.locktable.LockTable;
@@ -25,7 +27,7 @@ import io.lockhygiene.internal.log.Log;
  * {@link LockTable} exactly as PostgreSQL decides sessions, and wait in the JVM for each other.
  *
  * <p>In two layers: the table (the model and its monitor), and the process side in three parts: the main
- * session's batches ({@link MainSession}), the waits in the server's queue ({@link ServerWaits}, dedicated
+ * session's batches ({@link MainSession}), the waits in the server's queue ({@link ServerQueue}, dedicated
  * endpoints only) and the holder's life ({@link HolderLife}: loss, events, watchdog, users). This class
  * decides, per call, which part goes next. The owner whose statement it is is passed down, never carried.
  */
@@ -38,7 +40,7 @@ public final class Holder {
     private final HolderLife life;
     private final MainSession main;
     /** Dedicated endpoints only. */
-    private final ServerWaits waits;
+    private final ServerQueue waits;
     private final KeyCache keys = new KeyCache();
     private final Map<Thread, LockOwner> threadOwners = Collections.synchronizedMap(new WeakHashMap<>());
     /** The calling thread's owner, without the map's lock (the hot path asks it while anything is held). */
@@ -48,7 +50,7 @@ public final class Holder {
         this.endpoint = endpoint;
         this.link = new MainLink(endpoint);
         this.life = new HolderLife(endpoint, table, link);
-        this.waits = endpoint.dedicated() ? new ServerWaits(endpoint, table, link, life) : null;
+        this.waits = endpoint.dedicated() ? new ServerQueue(endpoint, table, link, life) : null;
         this.main = new MainSession(link, table, life, waits);
         life.attach(main, waits, this::reapGoneThreads);
     }
@@ -93,17 +95,17 @@ public final class Holder {
      * @param level the savepoint depth of a transaction-level lock
      * @throws SQLException 40P01 (deadlock), 55P03 (lock timeout), 57014 (cancel, query timeout), 08xxx (lost)
      */
-    public boolean acquire(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, Object tx, int level,
+    public boolean acquire(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, TransactionId tx, int level,
                            Limits limits) throws SQLException {
         boolean queued = false;
-        Waits.Wait wait = null;
+        EmulatedWait wait = null;
         long backoff = TimeUnit.MILLISECONDS.toNanos(2);
         try {
             while (true) {
                 if (owner.isClosed()) {
                     throw new SQLException(EmulateMessages.CLOSED, "08003");
                 }
-                LockTable.Answer a = table.request(owner, key, shared, tryLock, tx, level, queued, waits != null);
+                Answer a = table.request(owner, key, shared, tryLock, tx, level, queued, waits != null);
                 switch (a.verdict) {
                     case GRANTED:
                         return true;
@@ -114,7 +116,7 @@ public final class Holder {
                     case WAIT:
                         queued = true;
                         LockOwner blocker = a.blocker;
-                        wait = track(wait, owner, key, shared, Waits.Where.LOCAL, () -> String.valueOf(blocker));
+                        wait = track(wait, owner, key, shared, EmulatedWait.Where.LOCAL, () -> String.valueOf(blocker));
                         awaitTable(limits, a.generation, LOCAL_RECHECK_NANOS);
                         continue;
                     default:
@@ -122,7 +124,7 @@ public final class Holder {
                 }
                 queued |= !tryLock; // a blocking request is in the key's queue now (see LockTable.request)
                 Boolean took = a.queueCheckOnly ? waits.queueCheck(owner, key, tx, level)
-                        : a.home instanceof Waiter ? waits.takeOn((Waiter) a.home, owner, key, shared, tx, level, queued)
+                        : a.home instanceof WaitingSession ? waits.takeOn((WaitingSession) a.home, owner, key, shared, tx, level, queued)
                         : main.take(new Take(owner, key, shared, tryLock, tx, level, queued, false));
                 if (took == null) {
                     settleQuietly(owner); // a server lock taken and not granted is surplus now
@@ -137,7 +139,7 @@ public final class Holder {
                     return false; // another process holds it, or waits for it ahead of us
                 }
                 if (waits != null && (a.home == null || a.queueCheckOnly)) {
-                    wait = track(wait, owner, key, shared, Waits.Where.SERVER, null);
+                    wait = track(wait, owner, key, shared, EmulatedWait.Where.SERVER, null);
                     if (waits.serverWait(owner, key, shared, tx, level, limits, wait, a.queueCheckOnly) != null) {
                         queued = false;
                         life.watchNow();
@@ -146,7 +148,7 @@ public final class Holder {
                     continue;
                 }
                 // through the pooler (or an upgrade on the key's own session): poll, holding nothing meanwhile
-                wait = track(wait, owner, key, shared, Waits.Where.POLLED, null);
+                wait = track(wait, owner, key, shared, EmulatedWait.Where.POLLED, null);
                 awaitTable(limits, a.generation, backoff);
                 backoff = Math.min(backoff * 2, TimeUnit.MILLISECONDS.toNanos(50));
             }
@@ -154,16 +156,16 @@ public final class Holder {
             if (queued) {
                 table.leaveQueue(owner, key);
             }
-            Waits.end(wait);
+            EmulatedWait.end(wait);
             limits.whileWaiting(null);
             settleQuietly(owner);
         }
     }
 
-    private static Waits.Wait track(Waits.Wait wait, LockOwner owner, AdvisoryKey key, boolean shared,
-                                    Waits.Where where, Supplier<String> holder) {
+    private static EmulatedWait track(EmulatedWait wait, LockOwner owner, AdvisoryKey key, boolean shared,
+                                    EmulatedWait.Where where, Supplier<String> holder) {
         if (wait == null) {
-            return Waits.begin(owner.toString(), key, shared, where, holder);
+            return EmulatedWait.begin(owner.toString(), key, shared, where, holder);
         }
         wait.moved(where, holder, 0);
         return wait;
@@ -193,18 +195,18 @@ public final class Holder {
     public boolean probeFree(LockOwner owner, AdvisoryKey key, boolean shared) throws SQLException {
         try {
             while (true) {
-                LockTable.Answer a = table.request(owner, key, shared, true, null, 0, false, waits != null);
-                if (a.verdict == LockTable.Verdict.GRANTED) {
+                Answer a = table.request(owner, key, shared, true, null, 0, false, waits != null);
+                if (a.verdict == Answer.Verdict.GRANTED) {
                     table.unlock(owner, key, shared);
                     return true;
                 }
-                if (a.verdict == LockTable.Verdict.REFUSED) {
+                if (a.verdict == Answer.Verdict.REFUSED) {
                     return false;
                 }
                 Boolean free;
-                if (a.queueCheckOnly || a.home instanceof Waiter) {
+                if (a.queueCheckOnly || a.home instanceof WaitingSession) {
                     free = a.queueCheckOnly ? waits.queueCheck(owner, key, null, 0)
-                            : waits.takeOn((Waiter) a.home, owner, key, shared, null, 0, false);
+                            : waits.takeOn((WaitingSession) a.home, owner, key, shared, null, 0, false);
                     if (Boolean.TRUE.equals(free)) {
                         table.unlock(owner, key, shared);
                     }
@@ -237,13 +239,13 @@ public final class Holder {
     }
 
     /** The transaction-level holds of {@code tx} from savepoint depth {@code level} on go (end, rollback to, error). */
-    public void releaseTransaction(Object tx, int level) throws SQLException {
+    public void releaseTransaction(TransactionId tx, int level) throws SQLException {
         table.releaseTransaction(tx, level);
         settle(null);
     }
 
     /** RELEASE SAVEPOINT at depth {@code level}: its holds belong to the enclosing level now. */
-    public void mergeTransactionLevel(Object tx, int level) {
+    public void mergeTransactionLevel(TransactionId tx, int level) {
         table.mergeTransactionLevel(tx, level);
     }
 

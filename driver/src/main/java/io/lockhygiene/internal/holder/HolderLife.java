@@ -34,7 +34,7 @@ final class HolderLife {
     private final HolderWatchdog.Watched watch = this::round;
     /** Set by the holder once its parts exist (they and this refer to each other). */
     private MainSession batches;
-    private ServerWaits waits;
+    private ServerQueue waits;
     private Runnable reapGoneThreads;
     /** Set at the first loss that told owners: from then on, statements ask their owner. */
     private volatile boolean anyLost;
@@ -46,7 +46,7 @@ final class HolderLife {
         this.main = main;
     }
 
-    void attach(MainSession mainSession, ServerWaits serverWaits, Runnable reap) {
+    void attach(MainSession mainSession, ServerQueue serverWaits, Runnable reap) {
         this.batches = mainSession;
         this.waits = serverWaits;
         this.reapGoneThreads = reap;

@@ -28,10 +28,10 @@ final class MainSession {
     private final LockTable table;
     private final HolderLife life;
     /** Dedicated endpoints only: releases of keys that live on waiting sessions go there. */
-    private final ServerWaits waits;
+    private final ServerQueue waits;
     private final ConcurrentLinkedQueue<Take> takes = new ConcurrentLinkedQueue<>();
 
-    MainSession(MainLink link, LockTable table, HolderLife life, ServerWaits waits) {
+    MainSession(MainLink link, LockTable table, HolderLife life, ServerQueue waits) {
         this.link = link;
         this.table = table;
         this.life = life;

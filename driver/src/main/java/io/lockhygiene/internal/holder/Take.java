@@ -2,6 +2,7 @@ package io.lockhygiene.internal.holder;
 
 import java.sql.SQLException;
 
+import io.lockhygiene.internal.locktable.TransactionId;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.locktable.LockOwner;
 
@@ -15,7 +16,7 @@ final class Take {
     final AdvisoryKey key;
     final boolean shared;
     final boolean tryLock;
-    final Object tx;
+    final TransactionId tx;
     final int level;
     /** The owner is in the key's queue (it waited locally before). */
     final boolean queued;
@@ -28,7 +29,7 @@ final class Take {
     Boolean result;
     SQLException failure;
 
-    Take(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, Object tx, int level, boolean queued,
+    Take(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, TransactionId tx, int level, boolean queued,
          boolean probe) {
         this.owner = owner;
         this.key = key;

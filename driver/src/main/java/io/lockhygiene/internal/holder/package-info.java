@@ -9,16 +9,16 @@
  * held while a connection is opened or borrowed</b> (a connect, or a borrow from the application's pool,
  * may wait long, and a thread that keeps a pooled connection may be waiting for that very lock): the
  * holder's main session is opened by {@code MainLink.open} before {@code io} is taken, one opener at a time
- * with the others waiting on its future; waiting sessions by {@code Waiters.borrow} outside {@code lists};
+ * with the others waiting on its future; waiting sessions by {@code WaitingSessions.borrow} outside {@code lists};
  * placements ({@code EndpointResolver}) under no lock at all.
  * <table>
  * <caption>Locks of emulate, outermost first</caption>
  * <tr><th>lock</th><th>guards</th><th>held across a round trip</th></tr>
  * <tr><td>{@code MainLink.io}</td><td>the holder's main session: one round trip at a time, the batch it
  * sends</td><td>yes (that is its job); never across its opening</td></tr>
- * <tr><td>{@code Waiter.io}</td><td>one waiting session of the holder: its wait or its releases</td><td>yes</td></tr>
+ * <tr><td>{@code WaitingSession.io}</td><td>one waiting session of the holder: its wait or its releases</td><td>yes</td></tr>
  * <tr><td>{@code Arbiter.state}</td><td>the lock table and its condition (local waiters sleep on it)</td><td>never</td></tr>
- * <tr><td>{@code Waiters.lists}</td><td>the idle and all lists of waiting sessions</td><td>never (a session
+ * <tr><td>{@code WaitingSessions.lists}</td><td>the idle and all lists of waiting sessions</td><td>never (a session
  * is opened outside it)</td></tr>
  * <tr><td>{@code HolderWatchdog.LIFECYCLE}</td><td>starting and stopping the watchdog thread</td><td>never,
  * and never while a holder is called</td></tr>

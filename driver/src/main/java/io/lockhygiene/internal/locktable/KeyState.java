@@ -14,11 +14,11 @@ import java.util.Map;
 final class KeyState {
     /** A transaction-level hold: taken in transaction {@code tx} at savepoint depth {@code level}. */
     static final class XactHold {
-        final Object tx;
+        final TransactionId tx;
         int level;
         final boolean shared;
 
-        XactHold(Object tx, int level, boolean shared) {
+        XactHold(TransactionId tx, int level, boolean shared) {
             this.tx = tx;
             this.level = level;
             this.shared = shared;
@@ -43,24 +43,33 @@ final class KeyState {
             return false;
         }
 
+        boolean holdsIn(TransactionId tx) {
+            for (XactHold x : xact) {
+                if (x.tx == tx) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
         boolean isEmpty() {
             return sessionExclusive == 0 && sessionShared == 0 && xact.isEmpty();
         }
     }
 
     /** A queued request. */
-    static final class Waiting {
+    static final class QueuedRequest {
         final LockOwner owner;
         final boolean shared;
 
-        Waiting(LockOwner owner, boolean shared) {
+        QueuedRequest(LockOwner owner, boolean shared) {
             this.owner = owner;
             this.shared = shared;
         }
     }
 
     final Map<LockOwner, Holds> owners = new LinkedHashMap<>(2);
-    final List<Waiting> queue = new ArrayList<>(0);
+    final List<QueuedRequest> queue = new ArrayList<>(0);
     /** The backend that holds the mode on the server, or null; and the seal of its session then. */
     LockTable.Backend serverExclusive;
     LockTable.Backend serverShared;
@@ -72,7 +81,7 @@ final class KeyState {
     }
 
     /** Another owner holding a mode that conflicts with {@code shared}, or null. */
-    LockOwner conflictingHolder(LockOwner owner, boolean shared) {
+    LockOwner conflictingOwner(LockOwner owner, boolean shared) {
         for (Map.Entry<LockOwner, Holds> o : owners.entrySet()) {
             if (o.getKey() != owner && (o.getValue().holds(false) || (!shared && o.getValue().holds(true)))) {
                 return o.getKey();
@@ -87,12 +96,12 @@ final class KeyState {
      * a mode that queued request waits for: then it goes before it.
      */
     LockOwner blocker(LockOwner owner, boolean shared) {
-        LockOwner holder = conflictingHolder(owner, shared);
+        LockOwner holder = conflictingOwner(owner, shared);
         if (holder != null) {
             return holder;
         }
         Holds mine = owners.get(owner);
-        for (Waiting w : queue) {
+        for (QueuedRequest w : queue) {
             if (w.owner == owner) {
                 continue;
             }
@@ -108,11 +117,11 @@ final class KeyState {
 
     /** For an owner already queued: whom it still waits for (a holder, or a request ahead of it), or null. */
     LockOwner blockerInQueue(LockOwner owner, boolean shared) {
-        LockOwner holder = conflictingHolder(owner, shared);
+        LockOwner holder = conflictingOwner(owner, shared);
         if (holder != null) {
             return holder;
         }
-        for (Waiting w : queue) {
+        for (QueuedRequest w : queue) {
             if (w.owner == owner) {
                 return null;
             }
@@ -125,7 +134,7 @@ final class KeyState {
 
     /** Another owner's queued request conflicting with {@code shared}, or null. */
     LockOwner queuedConflict(LockOwner owner, boolean shared) {
-        for (Waiting w : queue) {
+        for (QueuedRequest w : queue) {
             if (w.owner != owner && conflicts(shared, w.shared)) {
                 return w.owner;
             }
@@ -135,12 +144,12 @@ final class KeyState {
 
     /** PostgreSQL 15 refuses a try that conflicts with a held lock or with any queued request. */
     LockOwner tryBlocker(LockOwner owner, boolean shared) {
-        LockOwner b = conflictingHolder(owner, shared);
+        LockOwner b = conflictingOwner(owner, shared);
         return b != null ? b : queuedConflict(owner, shared);
     }
 
     /** The owners holding a mode conflicting with {@code shared} (any owner), for reports. */
-    List<LockOwner> holders(boolean shared) {
+    List<LockOwner> ownersHolding(boolean shared) {
         List<LockOwner> out = new ArrayList<>(1);
         for (Map.Entry<LockOwner, Holds> o : owners.entrySet()) {
             if (o.getValue().holds(false) || (!shared && o.getValue().holds(true))) {
@@ -151,8 +160,8 @@ final class KeyState {
     }
 
     /** The queued request of {@code owner}, or null. */
-    Waiting queued(LockOwner owner) {
-        for (Waiting w : queue) {
+    QueuedRequest queued(LockOwner owner) {
+        for (QueuedRequest w : queue) {
             if (w.owner == owner) {
                 return w;
             }
@@ -185,6 +194,26 @@ final class KeyState {
             serverExclusive = on;
             exclusiveSeal = seal;
         }
+    }
+
+    /**
+     * For a take queued for the main session {@code main}, at its batch: whether it still needs the server
+     * (see {@link LockTable#stillNeedsServer}).
+     */
+    LockTable.ServerStep serverStep(LockOwner owner, boolean shared, boolean tryLock, boolean queued, boolean probe,
+                                    LockTable.Backend main) {
+        LockTable.Backend home = server(!shared);
+        if (probe) {
+            // a session's own lock does not conflict with its own try; a key on a waiting session goes there
+            return tryBlocker(owner, shared) == null && server(shared) == null && (home == null || home == main)
+                    ? LockTable.ServerStep.TRY : LockTable.ServerStep.NOT_NEEDED;
+        }
+        LockOwner blocker = queued ? blockerInQueue(owner, shared) : tryLock ? tryBlocker(owner, shared)
+                : blocker(owner, shared);
+        if (blocker != null || server(shared) != null || (home != null && home != main)) {
+            return LockTable.ServerStep.NOT_NEEDED;
+        }
+        return !tryLock && shared && home == main ? LockTable.ServerStep.GRANTED_AT_ONCE : LockTable.ServerStep.TRY;
     }
 
     /** The server holds this mode and no owner needs it (nor a queued owner, who takes it next). */

@@ -3,6 +3,16 @@ package io.lockhygiene.internal.sql;
 import java.util.ArrayList;
 import java.util.List;
 
+import static io.lockhygiene.internal.sql.SqlLexer.COMMA;
+import static io.lockhygiene.internal.sql.SqlLexer.DOT;
+import static io.lockhygiene.internal.sql.SqlLexer.END;
+import static io.lockhygiene.internal.sql.SqlLexer.IDENT;
+import static io.lockhygiene.internal.sql.SqlLexer.LPAREN;
+import static io.lockhygiene.internal.sql.SqlLexer.QUOTED;
+import static io.lockhygiene.internal.sql.SqlLexer.RPAREN;
+import static io.lockhygiene.internal.sql.SqlLexer.SEMI;
+import static io.lockhygiene.internal.sql.SqlLexer.STRING;
+
 /**
  * Finds advisory lock calls and {@code SKIP LOCKED} in SQL text with PostgreSQL's lexical rules:
  * standard strings ({@code ''} escapes), {@code E''} strings (backslash escapes), dollar quotes with
@@ -59,64 +69,40 @@ public final class SqlScanner {
     private static final String[] WRAPPABLE_FIRST_WORDS = {
         "select", "insert", "update", "delete", "merge", "with", "values", "table"};
 
-    /** No allocation: the sample's turn reads this once in a hundred statements on the hot path. */
-    private static boolean startsWithOneOf(String sql, int start, int length, String[] words) {
-        for (String w : words) {
-            if (w.length() == length && sql.regionMatches(true, start, w, 0, length)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /**
      * True when the text is one statement that may run inside a transaction block as it would alone:
      * SELECT, INSERT, UPDATE, DELETE, MERGE, WITH, VALUES, TABLE (not VACUUM, CREATE INDEX CONCURRENTLY,
      * CALL, transaction control or anything else a BEGIN would change or break), with no semicolon but a
-     * trailing one (a semicolon in a literal only makes this say false: the text is then left alone). The
-     * leak check sample wraps only such autocommit statements. A short scan of the text's start.
+     * trailing one. The leak check sample wraps only such autocommit statements; the plan caches the answer.
      */
     public static boolean runsInTransactionBlockAsAlone(String sql) {
         if (sql == null) {
             return false;
         }
-        int n = sql.length();
-        int i = 0;
-        while (i < n) {
-            char c = sql.charAt(i);
-            if (Character.isWhitespace(c) || c == '(') {
-                i++;
-            } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-                int eol = sql.indexOf('\n', i);
-                i = eol < 0 ? n : eol + 1;
-            } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
-                int end = sql.indexOf("*/", i + 2);
-                int nested = sql.indexOf("/*", i + 2);
-                if (end < 0 || (nested >= 0 && nested < end)) {
-                    return false; // unterminated or nested: not worth reading
-                }
-                i = end + 2;
-            } else {
-                break;
-            }
+        SqlLexer lexer = new SqlLexer(sql);
+        int kind = lexer.next();
+        while (kind == LPAREN) {
+            kind = lexer.next();
         }
-        int start = i;
-        while (i < n && Character.isLetter(sql.charAt(i))) {
-            i++;
-        }
-        if (!startsWithOneOf(sql, start, i - start, WRAPPABLE_FIRST_WORDS)) {
+        if (kind != IDENT || !isOneOf(lexer, WRAPPABLE_FIRST_WORDS)) {
             return false;
         }
-        int semi = sql.indexOf(';', i);
-        if (semi < 0) {
-            return true;
+        do {
+            kind = lexer.next();
+        } while (kind != SEMI && kind != END);
+        if (kind == SEMI) {
+            kind = lexer.next();
         }
-        for (int k = semi + 1; k < n; k++) {
-            if (!Character.isWhitespace(sql.charAt(k))) {
-                return false;
+        return kind == END && !lexer.sawUnterminated(); // an unclosed text would swallow what follows it
+    }
+
+    private static boolean isOneOf(SqlLexer lexer, String[] words) {
+        for (String w : words) {
+            if (lexer.isWord(w)) {
+                return true;
             }
         }
-        return true;
+        return false;
     }
 
     /** The full lexical scan. Never throws for any non-null input; null and "" give NOTHING. */
@@ -127,17 +113,13 @@ public final class SqlScanner {
         return new Pass(sql).run();
     }
 
-    /** Token kinds the call finder cares about. */
-    private enum Tok { IDENT, QUOTED, STRING, NUMBER, PARAM, LPAREN, RPAREN, COMMA, SEMI, DOT, OTHER, END }
-
     /** One scan's state. */
     private static final class Pass {
         private final String s;
-        private final int len;
-        private int pos;
+        private final SqlLexer lexer;
 
         // current token
-        private Tok tok;
+        private int tok;
         private int tokStart;
         private int tokEnd;
 
@@ -166,32 +148,32 @@ public final class SqlScanner {
         private boolean routineInStatement;
         private int lastSkipStart;
         // the last four significant tokens: enough for [before] schema . name (
-        private Tok t1 = Tok.END;
+        private int t1 = END;
         private int t1Start;
         private int t1End;
-        private Tok t2 = Tok.END;
+        private int t2 = END;
         private int t2Start;
         private int t2End;
-        private Tok t3 = Tok.END;
+        private int t3 = END;
         private int t3Start;
         private int t3End;
-        private Tok t4 = Tok.END;
+        private int t4 = END;
         private int t4Start;
         private int t4End;
         private AdvisoryCall justClosed; // waits for the next token to decide aliasable
 
         Pass(String s) {
             this.s = s;
-            this.len = s.length();
+            this.lexer = new SqlLexer(s);
         }
 
         ScanResult run() {
-            while (next()) {
+            do {
+                tok = lexer.next();
+                tokStart = lexer.start();
+                tokEnd = lexer.end();
                 onToken();
-            }
-            tok = Tok.END;
-            tokStart = tokEnd = len;
-            onToken();
+            } while (tok != END);
             if (tokensInStatement) {
                 statements++;
             }
@@ -208,16 +190,16 @@ public final class SqlScanner {
                 }
                 justClosed = null;
             }
-            if (!open.isEmpty() && tok != Tok.RPAREN) {
+            if (!open.isEmpty() && tok != RPAREN) {
                 AdvisoryCall innermost = open.get(open.size() - 1);
                 int callDepth = openDepth.get(open.size() - 1);
-                if (depth == callDepth && tok == Tok.COMMA) {
+                if (depth == callDepth && tok == COMMA) {
                     innermost.comma();
-                } else if (depth >= callDepth && tok != Tok.END) {
+                } else if (depth >= callDepth && tok != END) {
                     innermost.argToken();
                 }
             }
-            if (tok != Tok.SEMI && tok != Tok.END) {
+            if (tok != SEMI && tok != END) {
                 if (!tokensInStatement) {
                     statementStart = tokStart;
                 }
@@ -281,13 +263,13 @@ public final class SqlScanner {
         private void onOpenParen() {
             prevWasSkip = false;
             AdvisoryCall call = null;
-            if (t1 == Tok.IDENT || t1 == Tok.QUOTED) {
-                boolean quoted = t1 == Tok.QUOTED;
+            if (t1 == IDENT || t1 == QUOTED) {
+                boolean quoted = t1 == QUOTED;
                 int ns = quoted ? t1Start + 1 : t1Start;
                 int ne = quoted ? t1End - 1 : t1End;
                 AdvisoryFunction f = AdvisoryFunction.byName(s, ns, ne, quoted);
                 if (f != null) {
-                    boolean qualified = t2 == Tok.DOT;
+                    boolean qualified = t2 == DOT;
                     if (!qualified || isPgCatalog(t3, t3Start, t3End)) {
                         boolean item = selectList[depth] && (qualified
                                 ? startsSelectItem(t4, t4Start, t4End) : startsSelectItem(t2, t2Start, t2End));
@@ -406,9 +388,9 @@ public final class SqlScanner {
                 return;
             }
             boolean doBlock = firstWordStart >= 0 && word(firstWordStart, firstWordEnd, "do")
-                    && (t1 == Tok.IDENT && (word(t1Start, t1End, "do") || word(t2Start, t2End, "language")));
+                    && (t1 == IDENT && (word(t1Start, t1End, "do") || word(t2Start, t2End, "language")));
             boolean routine = routineInStatement && firstWordStart >= 0 && word(firstWordStart, firstWordEnd, "create")
-                    && t1 == Tok.IDENT && word(t1Start, t1End, "as");
+                    && t1 == IDENT && word(t1Start, t1End, "as");
             if (doBlock || routine) {
                 int open = s.indexOf('$', tokStart + 1) + 1;
                 int close = s.lastIndexOf('$', tokEnd - 2);
@@ -421,16 +403,16 @@ public final class SqlScanner {
         }
 
         /** Whether the token before the call (or before its schema) opens or continues a select list. */
-        private boolean startsSelectItem(Tok before, int start, int end) {
-            return before == Tok.COMMA || (before == Tok.IDENT
+        private boolean startsSelectItem(int before, int start, int end) {
+            return before == COMMA || (before == IDENT
                     && (word(start, end, "select") || word(start, end, "distinct") || word(start, end, "all")));
         }
 
-        private boolean isPgCatalog(Tok t, int start, int end) {
-            if (t == Tok.IDENT) {
+        private boolean isPgCatalog(int t, int start, int end) {
+            if (t == IDENT) {
                 return word(start, end, "pg_catalog");
             }
-            return t == Tok.QUOTED && s.regionMatches(start, "\"pg_catalog\"", 0, 12) && end - start == 12;
+            return t == QUOTED && s.regionMatches(start, "\"pg_catalog\"", 0, 12) && end - start == 12;
         }
 
         private boolean isWord(String lower) {
@@ -438,19 +420,7 @@ public final class SqlScanner {
         }
 
         private boolean word(int start, int end, String lower) {
-            if (end - start != lower.length()) {
-                return false;
-            }
-            for (int i = 0; i < lower.length(); i++) {
-                char c = s.charAt(start + i);
-                if (c >= 'A' && c <= 'Z') {
-                    c = (char) (c + 32);
-                }
-                if (c != lower.charAt(i)) {
-                    return false;
-                }
-            }
-            return true;
+            return SqlLexer.isWord(s, start, end, lower);
         }
 
         private void ensureDepth() {
@@ -459,175 +429,6 @@ public final class SqlScanner {
                 System.arraycopy(selectList, 0, bigger, 0, selectList.length);
                 selectList = bigger;
             }
-        }
-
-        /** Lexes the next significant token; false at end of text. */
-        private boolean next() {
-            while (pos < len) {
-                char c = s.charAt(pos);
-                if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
-                    pos++;
-                } else if (c == '-' && pos + 1 < len && s.charAt(pos + 1) == '-') {
-                    int nl = s.indexOf('\n', pos + 2);
-                    pos = nl < 0 ? len : nl + 1;
-                } else if (c == '/' && pos + 1 < len && s.charAt(pos + 1) == '*') {
-                    skipBlockComment();
-                } else {
-                    lexToken(c);
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        private void lexToken(char c) {
-            tokStart = pos;
-            if (c == '\'') {
-                skipString(false);
-                tok = Tok.STRING;
-            } else if (c == '"') {
-                skipQuotedIdentifier();
-                tok = Tok.QUOTED;
-            } else if (c == '$') {
-                lexDollar();
-            } else if (isIdentStart(c)) {
-                pos++;
-                while (pos < len && isIdentPart(s.charAt(pos))) {
-                    pos++;
-                }
-                // E'...' (any case) is an escape string: backslash escapes apply
-                if (pos - tokStart == 1 && (c == 'E' || c == 'e') && pos < len && s.charAt(pos) == '\'') {
-                    skipString(true);
-                    tok = Tok.STRING;
-                } else {
-                    tok = Tok.IDENT;
-                }
-            } else if (c >= '0' && c <= '9') {
-                pos++;
-                while (pos < len && (isIdentPart(s.charAt(pos)) || s.charAt(pos) == '.')) {
-                    pos++;
-                }
-                tok = Tok.NUMBER;
-            } else {
-                pos++;
-                switch (c) {
-                    case '(':
-                        tok = Tok.LPAREN;
-                        break;
-                    case ')':
-                        tok = Tok.RPAREN;
-                        break;
-                    case ',':
-                        tok = Tok.COMMA;
-                        break;
-                    case ';':
-                        tok = Tok.SEMI;
-                        break;
-                    case '.':
-                        tok = Tok.DOT;
-                        break;
-                    case '?':
-                        tok = Tok.PARAM;
-                        break;
-                    default:
-                        tok = Tok.OTHER;
-                }
-            }
-            tokEnd = pos;
-        }
-
-        private void skipBlockComment() {
-            int nesting = 1;
-            pos += 2;
-            while (pos < len && nesting > 0) {
-                char c = s.charAt(pos);
-                if (c == '/' && pos + 1 < len && s.charAt(pos + 1) == '*') {
-                    nesting++;
-                    pos += 2;
-                } else if (c == '*' && pos + 1 < len && s.charAt(pos + 1) == '/') {
-                    nesting--;
-                    pos += 2;
-                } else {
-                    pos++;
-                }
-            }
-        }
-
-        /** From the opening quote; {@code ''} is a quote in both kinds, backslash escapes only in E''. */
-        private void skipString(boolean escapes) {
-            pos++;
-            while (pos < len) {
-                char c = s.charAt(pos);
-                if (escapes && c == '\\') {
-                    pos += 2;
-                } else if (c == '\'') {
-                    if (pos + 1 < len && s.charAt(pos + 1) == '\'') {
-                        pos += 2;
-                    } else {
-                        pos++;
-                        return;
-                    }
-                } else {
-                    pos++;
-                }
-            }
-            pos = Math.min(pos, len);
-        }
-
-        private void skipQuotedIdentifier() {
-            pos++;
-            while (pos < len) {
-                if (s.charAt(pos) == '"') {
-                    if (pos + 1 < len && s.charAt(pos + 1) == '"') {
-                        pos += 2;
-                    } else {
-                        pos++;
-                        return;
-                    }
-                } else {
-                    pos++;
-                }
-            }
-        }
-
-        /** {@code $1} is a parameter; {@code $tag$ ... $tag$} (tag may be empty) is a dollar-quoted string. */
-        private void lexDollar() {
-            int p = pos + 1;
-            if (p < len && s.charAt(p) >= '0' && s.charAt(p) <= '9') {
-                while (p < len && s.charAt(p) >= '0' && s.charAt(p) <= '9') {
-                    p++;
-                }
-                pos = p;
-                tok = Tok.PARAM;
-                return;
-            }
-            if (p < len && isIdentStart(s.charAt(p))) {
-                p++;
-                while (p < len && isTagPart(s.charAt(p))) {
-                    p++;
-                }
-            }
-            if (p < len && s.charAt(p) == '$') {
-                String delimiter = s.substring(pos, p + 1);
-                int close = s.indexOf(delimiter, p + 1);
-                pos = close < 0 ? len : close + delimiter.length();
-                tok = Tok.STRING;
-                return;
-            }
-            pos++;
-            tok = Tok.OTHER;
-        }
-
-        private static boolean isIdentStart(char c) {
-            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
-        }
-
-        private static boolean isIdentPart(char c) {
-            return isIdentStart(c) || (c >= '0' && c <= '9') || c == '$';
-        }
-
-        private static boolean isTagPart(char c) {
-            return isIdentStart(c) || (c >= '0' && c <= '9');
         }
     }
 }

@@ -59,27 +59,40 @@ public final class TransactionControl {
     }
 
     /**
-     * True when {@code sql} is {@code DISCARD ALL} alone (any case, spaces, a trailing semicolon), which on
-     * PostgreSQL also releases the session's advisory locks.
+     * The savepoint's name in this SAVEPOINT, ROLLBACK TO or RELEASE statement of {@code sql} (the text it was
+     * scanned from): its last name, a bare one folded to lower case and a quoted one exact, as PostgreSQL
+     * names it ({@code "a""b"} is {@code a"b}, never {@code b}); "" when it has none.
+     */
+    public String savepointName(String sql) {
+        SqlLexer lexer = new SqlLexer(sql.substring(start, end));
+        String name = "";
+        lexer.next(); // the statement's first word is a keyword, never the name
+        for (int kind = lexer.next(); kind != SqlLexer.END; kind = lexer.next()) {
+            if (kind == SqlLexer.IDENT || kind == SqlLexer.QUOTED) {
+                name = lexer.name();
+            }
+        }
+        return name;
+    }
+
+    /**
+     * True when {@code sql} is {@code DISCARD ALL} alone (any case, spaces and comments, a trailing
+     * semicolon), which on PostgreSQL also releases the session's advisory locks.
      */
     public static boolean discardsAll(String sql) {
         if (sql == null) {
             return false;
         }
-        String t = sql.trim();
-        if (t.endsWith(";")) {
-            t = t.substring(0, t.length() - 1).trim();
-        }
-        if (t.length() < 11 || !t.regionMatches(true, 0, "discard", 0, 7) || !t.regionMatches(true, t.length() - 3,
-                "all", 0, 3)) {
+        SqlLexer lexer = new SqlLexer(sql);
+        if (lexer.next() != SqlLexer.IDENT || !lexer.isWord("discard")
+                || lexer.next() != SqlLexer.IDENT || !lexer.isWord("all")) {
             return false;
         }
-        return t.substring(7, t.length() - 3).trim().isEmpty() && Character.isWhitespace(t.charAt(7));
-    }
-
-    /** True for END and END_AND_CHAIN: the transaction's locks are gone after it. */
-    public boolean endsTransaction() {
-        return kind == Kind.END || kind == Kind.END_AND_CHAIN;
+        int kind = lexer.next();
+        if (kind == SqlLexer.SEMI) {
+            kind = lexer.next();
+        }
+        return kind == SqlLexer.END;
     }
 
     /**

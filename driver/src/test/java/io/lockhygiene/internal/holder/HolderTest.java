@@ -285,9 +285,9 @@ class HolderTest {
 
     private static void awaitWaits(int n) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (Waits.snapshot().size() < n && System.nanoTime() < deadline) {
+        while (EmulatedWait.snapshot().size() < n && System.nanoTime() < deadline) {
             Thread.onSpinWait();
         }
-        assertTrue(Waits.snapshot().size() >= n, "the other thread is waiting");
+        assertTrue(EmulatedWait.snapshot().size() >= n, "the other thread is waiting");
     }
 }

@@ -39,22 +39,22 @@ class LockTableTest {
     }
 
     /** A take as the holder makes it: the table's verdict, then the server's (on {@code on}) when it asks for one. */
-    private void take(LockOwner owner, AdvisoryKey key, boolean shared, Object tx, int level, Backend on) {
-        LockTable.Answer answer = table.request(owner, key, shared, true, tx, level, false, false);
-        if (answer.verdict == LockTable.Verdict.SERVER) {
+    private void take(LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, Backend on) {
+        Answer answer = table.request(owner, key, shared, true, tx, level, false, false);
+        if (answer.verdict == Answer.Verdict.SERVER) {
             assertTrue(table.serverTook(owner, key, shared, on, on.seal, tx, level, false));
         } else {
-            assertEquals(LockTable.Verdict.GRANTED, answer.verdict, answer.verdict + " for " + owner);
+            assertEquals(Answer.Verdict.GRANTED, answer.verdict, answer.verdict + " for " + owner);
         }
     }
 
-    private void take(LockOwner owner, AdvisoryKey key, boolean shared, Object tx, int level) {
+    private void take(LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level) {
         take(owner, key, shared, tx, level, main);
     }
 
-    private LockTable.Verdict tryNow(LockOwner owner, AdvisoryKey key, boolean shared) {
-        LockTable.Answer answer = table.request(owner, key, shared, true, null, 0, false, false);
-        if (answer.verdict == LockTable.Verdict.GRANTED) {
+    private Answer.Verdict tryNow(LockOwner owner, AdvisoryKey key, boolean shared) {
+        Answer answer = table.request(owner, key, shared, true, null, 0, false, false);
+        if (answer.verdict == Answer.Verdict.GRANTED) {
             table.unlock(owner, key, shared); // asked, not kept
         }
         return answer.verdict;
@@ -63,19 +63,19 @@ class LockTableTest {
     @Test
     void exclusiveConflictsWithAnyOtherOwnerNeverWithItself() {
         take(a, k, false, null, 0);
-        assertEquals(LockTable.Verdict.GRANTED, tryNow(a, k, false), "its own lock stacks");
-        assertEquals(LockTable.Verdict.SERVER, tryNow(a, k, true), "its own exclusive does not stop its shared");
-        LockTable.Answer other = table.request(b, k, true, true, null, 0, false, false);
-        assertEquals(LockTable.Verdict.REFUSED, other.verdict);
+        assertEquals(Answer.Verdict.GRANTED, tryNow(a, k, false), "its own lock stacks");
+        assertEquals(Answer.Verdict.SERVER, tryNow(a, k, true), "its own exclusive does not stop its shared");
+        Answer other = table.request(b, k, true, true, null, 0, false, false);
+        assertEquals(Answer.Verdict.REFUSED, other.verdict);
         assertSame(a, other.blocker);
-        assertEquals(LockTable.Verdict.REFUSED, tryNow(b, k, false));
+        assertEquals(Answer.Verdict.REFUSED, tryNow(b, k, false));
     }
 
     @Test
     void sharedAllowsSharedOnly() {
         take(a, k, true, null, 0);
-        assertEquals(LockTable.Verdict.GRANTED, tryNow(b, k, true), "the server holds the shared mode already");
-        assertEquals(LockTable.Verdict.REFUSED, tryNow(b, k, false));
+        assertEquals(Answer.Verdict.GRANTED, tryNow(b, k, true), "the server holds the shared mode already");
+        assertEquals(Answer.Verdict.REFUSED, tryNow(b, k, false));
     }
 
     @Test
@@ -99,41 +99,41 @@ class LockTableTest {
     @Test
     void keySpacesNeverMeet() {
         take(a, AdvisoryKey.bigint(7), false, null, 0);
-        assertEquals(LockTable.Verdict.SERVER, tryNow(b, AdvisoryKey.pair(0, 7), false));
+        assertEquals(Answer.Verdict.SERVER, tryNow(b, AdvisoryKey.pair(0, 7), false));
         assertEquals(AdvisoryKey.pair(0, 7), AdvisoryKey.pair(0, 7));
         assertFalse(AdvisoryKey.pair(0, 7).equals(AdvisoryKey.bigint(7)));
     }
 
     @Test
     void unlockNeverReleasesTransactionHolds() {
-        Object tx = new Object();
+        TransactionId tx = new TransactionId();
         take(a, k, false, tx, 0);
         assertFalse(table.unlock(a, k, false));
         table.unlockAll(a);
-        assertEquals(LockTable.Verdict.REFUSED, tryNow(b, k, true));
+        assertEquals(Answer.Verdict.REFUSED, tryNow(b, k, true));
         table.releaseTransaction(tx, 0);
         assertEquals(1, table.surplus().size());
-        assertEquals(LockTable.Verdict.SERVER, tryNow(b, k, true));
+        assertEquals(Answer.Verdict.SERVER, tryNow(b, k, true));
     }
 
     @Test
     void rollbackToSavepointReleasesDeeperLevelsOnlyAndReleaseMerges() {
-        Object tx = new Object();
+        TransactionId tx = new TransactionId();
         AdvisoryKey k2 = AdvisoryKey.bigint(8);
         take(a, k, false, tx, 0);
         take(a, k2, false, tx, 1);
         table.releaseTransaction(tx, 1);
-        assertEquals(LockTable.Verdict.REFUSED, tryNow(b, k, false));
+        assertEquals(Answer.Verdict.REFUSED, tryNow(b, k, false));
         table.surplus();
-        assertEquals(LockTable.Verdict.SERVER, tryNow(b, k2, false));
+        assertEquals(Answer.Verdict.SERVER, tryNow(b, k2, false));
         take(a, k2, false, tx, 2);
         table.mergeTransactionLevel(tx, 2);
         table.releaseTransaction(tx, 2);
-        assertEquals(LockTable.Verdict.REFUSED, tryNow(b, k2, false), "merged into level 1: survives a rollback to level 2");
+        assertEquals(Answer.Verdict.REFUSED, tryNow(b, k2, false), "merged into level 1: survives a rollback to level 2");
         table.releaseTransaction(tx, 1);
-        assertEquals(LockTable.Verdict.GRANTED, tryNow(b, k2, false), "free here, and the server still has it");
+        assertEquals(Answer.Verdict.GRANTED, tryNow(b, k2, false), "free here, and the server still has it");
         table.surplus();
-        assertEquals(LockTable.Verdict.SERVER, tryNow(b, k2, false), "released there too");
+        assertEquals(Answer.Verdict.SERVER, tryNow(b, k2, false), "released there too");
         table.releaseTransaction(tx, 0);
         assertFalse(table.holdsAnything(a));
     }
@@ -166,7 +166,7 @@ class LockTableTest {
     void goneOwnerReleasesEverythingAndReportsSessionHolds() {
         take(a, k, false, null, 0);
         take(a, k, false, null, 0);
-        take(a, AdvisoryKey.pair(1, 2), true, new Object(), 0);
+        take(a, AdvisoryKey.pair(1, 2), true, new TransactionId(), 0);
         List<SessionHold> held = table.releaseOwner(a, true);
         assertEquals(1, held.size());
         assertEquals(2, held.get(0).count);
@@ -183,25 +183,25 @@ class LockTableTest {
         take(b, k, false, null, 0);
         take(c, k2, false, null, 0);
         take(a, k3, false, null, 0);
-        assertEquals(LockTable.Verdict.WAIT, table.request(a, k, false, false, null, 0, false, false).verdict);
-        assertEquals(LockTable.Verdict.WAIT, table.request(b, k2, false, false, null, 0, false, false).verdict);
-        LockTable.Answer cycle = table.request(c, k3, false, false, null, 0, false, false);
-        assertEquals(LockTable.Verdict.DEADLOCK, cycle.verdict, "c waits for a, who waits for b, who waits for c");
+        assertEquals(Answer.Verdict.WAIT, table.request(a, k, false, false, null, 0, false, false).verdict);
+        assertEquals(Answer.Verdict.WAIT, table.request(b, k2, false, false, null, 0, false, false).verdict);
+        Answer cycle = table.request(c, k3, false, false, null, 0, false, false);
+        assertEquals(Answer.Verdict.DEADLOCK, cycle.verdict, "c waits for a, who waits for b, who waits for c");
         assertSame(a, cycle.blocker);
         assertSame(b, table.waitingFor(a));
         table.unlock(c, k2, false); // b's turn now: it waits for nobody
         assertNull(table.waitingFor(b));
-        assertEquals(LockTable.Verdict.WAIT, table.request(c, k3, false, false, null, 0, false, false).verdict,
+        assertEquals(Answer.Verdict.WAIT, table.request(c, k3, false, false, null, 0, false, false).verdict,
                 "no cycle left: who waits for whom is read from the table as it is");
     }
 
     @Test
     void aReleasedLockWithAQueuedOwnerStaysOnTheServerForIt() {
         take(a, k, false, null, 0);
-        assertEquals(LockTable.Verdict.WAIT, table.request(b, k, false, false, null, 0, false, false).verdict);
+        assertEquals(Answer.Verdict.WAIT, table.request(b, k, false, false, null, 0, false, false).verdict);
         assertTrue(table.unlock(a, k, false));
         assertTrue(table.surplus().isEmpty(), "handed over, no round trip");
-        assertEquals(LockTable.Verdict.GRANTED, table.request(b, k, false, false, null, 0, true, false).verdict);
+        assertEquals(Answer.Verdict.GRANTED, table.request(b, k, false, false, null, 0, true, false).verdict);
         assertTrue(table.unlock(b, k, false));
         assertEquals(1, table.surplus().size(), "nobody needs it any more");
     }
@@ -219,26 +219,26 @@ class LockTableTest {
     @Test
     void aRequestConflictingWithAQueuedOneWaitsBehindItAsInPostgreSql() {
         take(a, k, true, null, 0);
-        assertEquals(LockTable.Verdict.WAIT, table.request(b, k, false, false, null, 0, false, false).verdict);
-        LockTable.Answer shared = table.request(c, k, true, true, null, 0, false, false);
-        assertEquals(LockTable.Verdict.REFUSED, shared.verdict, "a shared try is refused behind a queued exclusive");
+        assertEquals(Answer.Verdict.WAIT, table.request(b, k, false, false, null, 0, false, false).verdict);
+        Answer shared = table.request(c, k, true, true, null, 0, false, false);
+        assertEquals(Answer.Verdict.REFUSED, shared.verdict, "a shared try is refused behind a queued exclusive");
         assertSame(b, shared.blocker);
-        assertEquals(LockTable.Verdict.GRANTED, table.request(a, k, true, false, null, 0, false, false).verdict,
+        assertEquals(Answer.Verdict.GRANTED, table.request(a, k, true, false, null, 0, false, false).verdict,
                 "a holds a mode b waits for: it goes first, as PostgreSQL lets it");
         assertSame(a, table.waitingFor(b));
         table.unlock(a, k, true);
         table.unlock(a, k, true);
         assertNull(table.waitingFor(b), "b's turn");
-        LockTable.Answer turn = table.request(b, k, false, false, null, 0, true, false);
-        assertEquals(LockTable.Verdict.SERVER, turn.verdict, "its exclusive mode is taken on the shared mode's session");
+        Answer turn = table.request(b, k, false, false, null, 0, true, false);
+        assertEquals(Answer.Verdict.SERVER, turn.verdict, "its exclusive mode is taken on the shared mode's session");
         assertSame(main, turn.home);
     }
 
     @Test
     void aSharedModeTheServerHoldsIsCheckedAgainstPostgresQueueOnDedicatedEndpoints() {
         take(a, k, true, null, 0);
-        LockTable.Answer check = table.request(b, k, true, false, null, 0, false, true);
-        assertEquals(LockTable.Verdict.SERVER, check.verdict);
+        Answer check = table.request(b, k, true, false, null, 0, false, true);
+        assertEquals(Answer.Verdict.SERVER, check.verdict);
         assertTrue(check.queueCheckOnly);
         assertSame(main, check.home);
         assertTrue(table.grantShared(b, k, null, 0), "PostgreSQL's queue let it through");
@@ -262,8 +262,8 @@ class LockTableTest {
     @Test
     void aChangeBetweenTheDecisionAndTheWaitIsNotMissed() throws Exception {
         take(a, k, false, null, 0);
-        LockTable.Answer w = table.request(b, k, false, false, null, 0, false, false);
-        assertEquals(LockTable.Verdict.WAIT, w.verdict);
+        Answer w = table.request(b, k, false, false, null, 0, false, false);
+        assertEquals(Answer.Verdict.WAIT, w.verdict);
         table.unlock(a, k, false); // before b sleeps: its generation moved on
         long start = System.nanoTime();
         table.awaitChange(w.generation, TimeUnit.SECONDS.toNanos(30));
@@ -278,7 +278,7 @@ class LockTableTest {
             }
         });
         waker.start();
-        LockTable.Answer again = table.request(b, k, false, false, null, 0, true, false);
+        Answer again = table.request(b, k, false, false, null, 0, true, false);
         asleep.countDown();
         table.awaitChange(again.generation, TimeUnit.SECONDS.toNanos(30));
         waker.join(10_000);
@@ -288,12 +288,12 @@ class LockTableTest {
     @Test
     void clearForgetsEverythingAndSaysWhoHeld() {
         take(a, k, false, null, 0);
-        take(b, AdvisoryKey.bigint(8), true, new Object(), 0);
+        take(b, AdvisoryKey.bigint(8), true, new TransactionId(), 0);
         List<LockOwner> owners = table.clear();
         assertEquals(2, owners.size());
         assertTrue(table.serverHoldsNothing());
         assertFalse(table.anyoneHolds());
-        assertEquals(LockTable.Verdict.SERVER, tryNow(c, k, false));
+        assertEquals(Answer.Verdict.SERVER, tryNow(c, k, false));
     }
 
     @Test

@@ -62,11 +62,12 @@ class LeakCheckSampleTest {
     void onlyStatementsThatRunAsTheyWouldAloneAreWrapped() {
         for (String yes : new String[] {"SELECT 1", "  select * from t;", "/* c */ -- x\n UPDATE t SET a = 1",
                 "(SELECT 1) UNION (SELECT 2)", "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x", "values (1)",
-                "DELETE FROM t ;  "}) {
+                "DELETE FROM t ;  ", "select ';'", "select $$;$$ -- ;", "SELECT /* a /* ; */ b */ 1",
+                "select 1; -- a trailing comment"}) {
             assertTrue(SqlScanner.runsInTransactionBlockAsAlone(yes), yes);
         }
         for (String no : new String[] {"VACUUM t", "CREATE INDEX CONCURRENTLY i ON t (a)", "CALL p()", "BEGIN",
-                "COMMIT", "SELECT 1; VACUUM", "select ';'", "", "/* unterminated SELECT 1", "ALTER SYSTEM SET x = 1",
+                "COMMIT", "SELECT 1; VACUUM", "select 1;;", "select 'x", "select \"x", "", "/* unterminated SELECT 1", "ALTER SYSTEM SET x = 1",
                 "SET search_path = x", "DO $$ BEGIN END $$", null}) {
             assertFalse(SqlScanner.runsInTransactionBlockAsAlone(no), String.valueOf(no));
         }

@@ -8,6 +8,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
@@ -77,5 +79,58 @@ class TransactionControlTest {
                 scan, scan.callsInTransaction(false));
         assertEquals("SELECT pg_advisory_lock(1); BEGIN; SELECT pg_advisory_xact_lock(2) AS pg_advisory_lock; COMMIT;"
                 + " SELECT pg_advisory_lock(3)", rewritten);
+    }
+
+    private static String savepointOf(String sql) {
+        TransactionControl tc = SqlScanner.scan(sql).transactionControls().get(0);
+        return tc.savepointName(sql);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '~', value = {
+            "SAVEPOINT s1                          | s1",
+            "savepoint S1;                         | s1",
+            "SAVEPOINT \"S1\"                       | S1",
+            "SAVEPOINT \"a\"\"b\"                     | a\"b",
+            "SAVEPOINT \"b\"                        | b",
+            "SAVEPOINT \"a b\" -- why            | a b",
+            "ROLLBACK TO SAVEPOINT \"x;y\"          | x;y",
+            "rollback work to s2                   | s2",
+            "RELEASE SAVEPOINT /* c */ s3 ;        | s3",
+            "release \"Ünï\"                        | Ünï",
+    })
+    void savepointNamesAreReadAsPostgreSqlNamesThem(String sql, String name) {
+        assertEquals(name, savepointOf(sql));
+    }
+
+    @Test
+    void aQuotedNameWithADoubledQuoteIsNotItsTail() {
+        assertNotEquals(savepointOf("SAVEPOINT b"), savepointOf("SAVEPOINT \"a\"\"b\""));
+        assertEquals(savepointOf("SAVEPOINT b"), savepointOf("SAVEPOINT \"b\""));
+        assertEquals(savepointOf("SAVEPOINT b"), savepointOf("SAVEPOINT B"));
+        assertNotEquals(savepointOf("SAVEPOINT b"), savepointOf("SAVEPOINT \"B\""));
+        assertEquals("", savepointOf("SAVEPOINT"));
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '~', value = {
+            "DISCARD ALL               | true",
+            "discard all;              | true",
+            "~  Discard\n\tAll ;  -- c~ | true",
+            "DISCARD /* x */ ALL       | true",
+            "DISCARD ALL; SELECT 1     | false",
+            "DISCARD PLANS             | false",
+            "DISCARD                   | false",
+            "SELECT 'DISCARD ALL'      | false",
+            "DISCARDALL                | false",
+            "~~                        | false",
+    })
+    void discardAllAloneIsRecognised(String sql, boolean expected) {
+        assertEquals(expected, TransactionControl.discardsAll(sql == null ? "" : sql));
+    }
+
+    @Test
+    void discardAllOfNullIsNo() {
+        assertFalse(TransactionControl.discardsAll(null));
     }
 }

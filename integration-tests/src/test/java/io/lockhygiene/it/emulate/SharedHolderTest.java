@@ -237,7 +237,7 @@ class SharedHolderTest {
                 if (call.isDone()) {
                     return false;
                 }
-                for (io.lockhygiene.internal.holder.Waits.Wait w : io.lockhygiene.internal.holder.Waits.snapshot()) {
+                for (io.lockhygiene.internal.holder.EmulatedWait w : io.lockhygiene.internal.holder.EmulatedWait.snapshot()) {
                     if (w.key().equals(io.lockhygiene.internal.locktable.AdvisoryKey.bigint(key))) {
                         return true;
                     }

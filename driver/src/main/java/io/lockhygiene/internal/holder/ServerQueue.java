@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.locktable.TransactionId;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.locktable.LockOwner;
 import io.lockhygiene.internal.locktable.LockTable;
@@ -22,37 +23,37 @@ import io.lockhygiene.internal.log.Log;
  * process (once a second after the first), an interrupt, and a session the server no longer has (a
  * half-open socket would otherwise wait forever).
  */
-final class ServerWaits {
+final class ServerQueue {
     private static final long DEADLOCK_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** A wait older than this is checked each round for its session still being on the server. */
     private static final long LIVENESS_AFTER_NANOS = TimeUnit.SECONDS.toNanos(2);
 
-    private final Waiters waiters;
+    private final WaitingSessions waiters;
     private final LockTable table;
     private final MainLink main;
     private final HolderLife life;
-    private final Set<ServerWait> active = ConcurrentHashMap.newKeySet();
+    private final Set<QueuedOwner> active = ConcurrentHashMap.newKeySet();
 
-    ServerWaits(HolderEndpoint endpoint, LockTable table, MainLink main, HolderLife life) {
-        this.waiters = new Waiters(endpoint);
+    ServerQueue(HolderEndpoint endpoint, LockTable table, MainLink main, HolderLife life) {
+        this.waiters = new WaitingSessions(endpoint);
         this.table = table;
         this.main = main;
         this.life = life;
     }
 
     /** One owner's wait in PostgreSQL's queue, for the watchdog. */
-    static final class ServerWait {
+    static final class QueuedOwner {
         final LockOwner owner;
         final AdvisoryKey key;
-        final Waiter waiter;
-        final Waits.Wait wait;
+        final WaitingSession waiter;
+        final EmulatedWait wait;
         final Limits limits;
         final Thread thread = Thread.currentThread();
         volatile boolean deadlock;
         volatile String cycleWith;
         long lastProbeNanos;
 
-        ServerWait(LockOwner owner, AdvisoryKey key, Waiter waiter, Waits.Wait wait, Limits limits) {
+        QueuedOwner(LockOwner owner, AdvisoryKey key, WaitingSession waiter, EmulatedWait wait, Limits limits) {
             this.owner = owner;
             this.key = key;
             this.waiter = waiter;
@@ -69,7 +70,7 @@ final class ServerWaits {
      * A mode of a key whose other mode lives on a waiting session: taken on that same session (one session
      * per key, as PostgreSQL's own session would hold both), as a try. TRUE, FALSE, or null: decide again.
      */
-    Boolean takeOn(Waiter w, LockOwner owner, AdvisoryKey key, boolean shared, Object tx, int level, boolean queued)
+    Boolean takeOn(WaitingSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, boolean queued)
             throws SQLException {
         String[] row;
         w.io.lock();
@@ -96,10 +97,10 @@ final class ServerWaits {
      * session's shared request while another process waits in its queue for the exclusive mode. Asked on a
      * session that holds nothing of the key: a try that lets go at once.
      */
-    Boolean queueCheck(LockOwner owner, AdvisoryKey key, Object tx, int level) throws SQLException {
+    Boolean queueCheck(LockOwner owner, AdvisoryKey key, TransactionId tx, int level) throws SQLException {
         String[] row = null;
         for (int attempt = 0; row == null; attempt++) {
-            Waiter w = waiters.borrow();
+            WaitingSession w = waiters.borrow();
             try {
                 w.io.lock();
                 try {
@@ -131,13 +132,13 @@ final class ServerWaits {
      * @param turnOnly the server holds the mode for other owners already: wait for PostgreSQL to let the
      *                 request through its queue, and let go of it at once
      */
-    Boolean serverWait(LockOwner owner, AdvisoryKey key, boolean shared, Object tx, int level, Limits limits,
-                       Waits.Wait wait, boolean turnOnly) throws SQLException {
+    Boolean serverWait(LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, Limits limits,
+                       EmulatedWait wait, boolean turnOnly) throws SQLException {
         limits.remainingNanos(0);
         for (int attempt = 0; ; attempt++) {
             try {
                 return serverWaitOn(waiters.borrow(), owner, key, shared, tx, level, limits, wait, turnOnly);
-            } catch (StaleWaiter e) {
+            } catch (StaleWaitingSession e) {
                 if (attempt > 0) {
                     throw e;
                 }
@@ -146,23 +147,23 @@ final class ServerWaits {
     }
 
     /** A waiting session that was found dead when its wait began (it held nothing): another one is tried. */
-    private static final class StaleWaiter extends SQLException {
+    private static final class StaleWaitingSession extends SQLException {
         private static final long serialVersionUID = 1L;
 
-        StaleWaiter(SQLException cause) {
+        StaleWaitingSession(SQLException cause) {
             super(cause.getMessage(), cause.getSQLState(), cause);
         }
     }
 
-    private Boolean serverWaitOn(Waiter w, LockOwner owner, AdvisoryKey key, boolean shared, Object tx, int level,
-                                 Limits limits, Waits.Wait wait, boolean turnOnly) throws SQLException {
+    private Boolean serverWaitOn(WaitingSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level,
+                                 Limits limits, EmulatedWait wait, boolean turnOnly) throws SQLException {
         long started = System.nanoTime();
-        ServerWait sw = new ServerWait(owner, key, w, wait, limits);
+        QueuedOwner sw = new QueuedOwner(owner, key, w, wait, limits);
         boolean holds = false;
         active.add(sw);
         life.watchNow();
         try {
-            wait.moved(Waits.Where.SERVER, null, w.backendPid());
+            wait.moved(EmulatedWait.Where.SERVER, null, w.backendPid());
             String f = shared ? "pg_advisory_lock_shared(" : "pg_advisory_lock(";
             String sql = "SET lock_timeout = " + limits.lockTimeoutLeftMillis() + "; SELECT pg_catalog." + f
                     + key.sqlArguments() + ")::text" + (turnOnly ? ", pg_catalog.pg_advisory_unlock_shared("
@@ -199,7 +200,7 @@ final class ServerWaits {
             if (state == null || !state.equals("57014")) {
                 w.close(); // broken: it held nothing (it was waiting)
                 if (Holder.brokenConnection(e) && System.nanoTime() - started < TimeUnit.SECONDS.toNanos(1)) {
-                    throw new StaleWaiter(e);
+                    throw new StaleWaitingSession(e);
                 }
             }
             throw e;
@@ -213,7 +214,7 @@ final class ServerWaits {
     /** Releases of server locks nobody needs that live on waiting sessions (under the main session's io). */
     void release(List<ServerLock> releases, LockOwner caller) throws SQLException {
         for (ServerLock l : releases) {
-            Waiter w = (Waiter) l.on;
+            WaitingSession w = (WaitingSession) l.on;
             w.io.lock();
             try {
                 if (!w.isClosed()) {
@@ -236,7 +237,7 @@ final class ServerWaits {
      * server has ended, or never answers about, is closed, so its wait ends.
      */
     void watchdogChecks(HolderLife owner) {
-        for (ServerWait sw : active) {
+        for (QueuedOwner sw : active) {
             if (sw.thread.isInterrupted() || sw.limits.cancelled() || sw.deadlock) {
                 sw.waiter.cancel();
                 continue;
@@ -258,7 +259,7 @@ final class ServerWaits {
 
     /** Looks, without a round trip, at each waiting session that holds keys and is idle: a gone one is the loss. */
     void peekIdle(HolderLife owner) {
-        for (Waiter w : waiters.holdingKeys()) {
+        for (WaitingSession w : waiters.holdingKeys()) {
             if (!w.io.tryLock()) {
                 continue; // in use: that use finds out itself
             }
@@ -300,7 +301,7 @@ final class ServerWaits {
 
     /** The holder lost its server: every waiting session goes (their locks are gone anyway), waits end. */
     void closeAll() {
-        for (ServerWait sw : active) {
+        for (QueuedOwner sw : active) {
             sw.waiter.cancel();
         }
         waiters.closeAll();

@@ -11,11 +11,11 @@ import io.lockhygiene.internal.locktable.LockTable;
  * the key it gets stays on it until the process lets go of that key. Its {@code io} lock is held by the
  * waiting owner for the whole wait and briefly for each release; it is taken after the main connection's.
  */
-final class Waiter implements LockTable.Backend {
+final class WaitingSession implements LockTable.Backend {
     final ReentrantLock io = new ReentrantLock();
     private final HolderLink link;
 
-    Waiter(HolderLink link) {
+    WaitingSession(HolderLink link) {
         this.link = link;
     }
 

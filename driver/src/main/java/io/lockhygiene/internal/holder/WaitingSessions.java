@@ -10,24 +10,24 @@ import java.util.concurrent.locks.ReentrantLock;
  * The holder's waiting connections on a dedicated endpoint: lent to one blocking call at a time, kept while
  * a key it took is held, then idle for the next wait (a few are kept idle; more are closed).
  */
-final class Waiters {
+final class WaitingSessions {
     static final int MAX_IDLE = 2;
 
     private final HolderEndpoint endpoint;
     /** Guards the lists only; never held across a round trip. */
     private final ReentrantLock lists = new ReentrantLock();
-    private final ArrayDeque<Waiter> idle = new ArrayDeque<>();
-    private final List<Waiter> all = new ArrayList<>();
+    private final ArrayDeque<WaitingSession> idle = new ArrayDeque<>();
+    private final List<WaitingSession> all = new ArrayList<>();
 
-    Waiters(HolderEndpoint endpoint) {
+    WaitingSessions(HolderEndpoint endpoint) {
         this.endpoint = endpoint;
     }
 
     /** An idle waiting connection, or a new one (opened outside every lock). */
-    Waiter borrow() throws SQLException {
+    WaitingSession borrow() throws SQLException {
         lists.lock();
         try {
-            Waiter w = idle.poll();
+            WaitingSession w = idle.poll();
             if (w != null && !w.isClosed()) {
                 return w;
             }
@@ -37,7 +37,7 @@ final class Waiters {
         } finally {
             lists.unlock();
         }
-        Waiter w = new Waiter(endpoint.open());
+        WaitingSession w = new WaitingSession(endpoint.open());
         lists.lock();
         try {
             all.add(w);
@@ -48,7 +48,7 @@ final class Waiters {
     }
 
     /** Back from a wait or a release: idle when it holds nothing (or closed beyond a few), else it stays out. */
-    void giveBack(Waiter w, boolean holdsSomething) {
+    void giveBack(WaitingSession w, boolean holdsSomething) {
         if (holdsSomething) {
             return;
         }
@@ -74,10 +74,10 @@ final class Waiters {
     }
 
     /** The waiting sessions lent out: each holds a key, or waits for one (the watchdog looks at them). */
-    List<Waiter> holdingKeys() {
+    List<WaitingSession> holdingKeys() {
         lists.lock();
         try {
-            List<Waiter> out = new ArrayList<>(all);
+            List<WaitingSession> out = new ArrayList<>(all);
             out.removeAll(idle);
             return out;
         } finally {
@@ -87,7 +87,7 @@ final class Waiters {
 
     /** The holder lost its server: every waiting connection goes (their locks are gone anyway). */
     void closeAll() {
-        List<Waiter> closing;
+        List<WaitingSession> closing;
         lists.lock();
         try {
             closing = new ArrayList<>(all);
@@ -96,7 +96,7 @@ final class Waiters {
         } finally {
             lists.unlock();
         }
-        for (Waiter w : closing) {
+        for (WaitingSession w : closing) {
             w.close();
         }
     }
