@@ -7,21 +7,17 @@ import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.FutureTask;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 import io.lockhygiene.internal.placement.ConnectRecipe;
 import io.lockhygiene.internal.placement.EndpointResolver;
-import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.placement.HolderRoute;
+import io.lockhygiene.internal.placement.PoolRoutes;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
 import io.lockhygiene.internal.jdbc.RawConnect;
 import io.lockhygiene.internal.policy.LockPolicy;
@@ -60,7 +56,7 @@ public final class LockHygieneDataSource implements DataSource, AutoCloseable {
     /** What the application said of how the pool connects ({@link #connectsTo}), or null. */
     private final AtomicReference<ConnectRecipe> told = new AtomicReference<>();
     /** The routes of this DataSource: getConnection() and one per user of getConnection(user, password). */
-    private final Routes routes;
+    private final PoolRoutes routes;
     private final Cleaner.Cleanable cleanable;
 
     public LockHygieneDataSource(DataSource delegate) {
@@ -78,7 +74,8 @@ public final class LockHygieneDataSource implements DataSource, AutoCloseable {
             keys.put(name, lockhygieneSettings.getProperty(name));
         }
         this.settings = SettingsReader.readForConnection(keys, System.getProperties(), System::getenv);
-        this.routes = new Routes(delegate, told);
+        this.routes = new PoolRoutes(delegate, told,
+                (u, p) -> RawConnect.connect(LockHygieneDriver.pgjdbcFor(u), u, p));
         this.cleanable = CLEANER.register(this, routes);
     }
 
@@ -110,14 +107,14 @@ public final class LockHygieneDataSource implements DataSource, AutoCloseable {
 
     @Override
     public Connection getConnection() throws SQLException {
-        PoolRoute route = routes.of(null, null);
+        PoolRoutes.PoolRoute route = routes.of(null, null);
         Connection first = place(route);
         return guard(first != null ? first : delegate.getConnection(), route);
     }
 
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
-        PoolRoute route = routes.of(username, password);
+        PoolRoutes.PoolRoute route = routes.of(username, password);
         Connection first = place(route);
         return guard(first != null ? first : delegate.getConnection(username, password), route);
     }
@@ -128,15 +125,15 @@ public final class LockHygieneDataSource implements DataSource, AutoCloseable {
      * thread of ours keeps one, instead of later, when every connection may be held by threads that wait for
      * it. Returns the borrow when the application may have it (the holder did not keep it), else null.
      */
-    private Connection place(PoolRoute route) throws SQLException {
-        if (!LockPolicy.emulates(settings) || route.poolIsOurs || EndpointResolver.placed(route, settings)
+    private Connection place(PoolRoutes.PoolRoute route) throws SQLException {
+        if (!LockPolicy.emulates(settings) || route.poolIsOurs() || EndpointResolver.placed(route, settings)
                 || EndpointResolver.awaitPlacement(route, settings)) {
             return null;
         }
         Connection first = route.openLikeApplication();
         try {
             if (first.isWrapperFor(LockHygieneConnection.class)) {
-                route.poolIsOurs = true; // the pool hands out the driver's connections: they place their holder
+                route.poolIsOurs(true); // the pool hands out the driver's connections: they place their holder
                 return first;
             }
             return EndpointResolver.place(route, settings, first) ? null : first;
@@ -238,127 +235,5 @@ public final class LockHygieneDataSource implements DataSource, AutoCloseable {
     @Override
     public String toString() {
         return "LockHygieneDataSource[" + delegate + "]";
-    }
-
-    /**
-     * The routes of one wrapper, and its clean-up when the wrapper is closed or collected: they reference
-     * the wrapped pool, never the wrapper, so that the wrapper can be collected.
-     */
-    private static final class Routes implements Runnable {
-        private final DataSource delegate;
-        private final AtomicReference<ConnectRecipe> told;
-        private final PoolRoute plain;
-        private final ConcurrentHashMap<String, PoolRoute> byUser = new ConcurrentHashMap<>();
-
-        Routes(DataSource delegate, AtomicReference<ConnectRecipe> told) {
-            this.delegate = delegate;
-            this.told = told;
-            this.plain = new PoolRoute(delegate, told, null, null);
-        }
-
-        PoolRoute of(String user, String password) {
-            if (user == null && password == null) {
-                return plain;
-            }
-            String key = user + "\u0000" + password;
-            return byUser.computeIfAbsent(key, k -> new PoolRoute(delegate, told, user, password));
-        }
-
-        /** The wrapper is closed or collected: each route's holder lets it go. */
-        @Override
-        public void run() {
-            List<PoolRoute> all = new ArrayList<>(byUser.values());
-            all.add(plain);
-            for (PoolRoute r : all) {
-                EndpointResolver.letGo(r);
-            }
-        }
-    }
-
-    /** One route of the wrapper: its pool, the user it borrows as, and its holder placements. */
-    private static final class PoolRoute implements HolderRoute {
-        private static final UrlOpener RAW = (u, p) -> RawConnect.connect(LockHygieneDriver.pgjdbcFor(u), u, p);
-        private final DataSource delegate;
-        private final AtomicReference<ConnectRecipe> told;
-        private final String user;
-        private final String password;
-        private final ConcurrentHashMap<String, FutureTask<Holder>> placements = new ConcurrentHashMap<>();
-        /** The pool lends the driver's own connections (a jdbc:lockhygiene: URL): nothing to place here. */
-        volatile boolean poolIsOurs;
-
-        PoolRoute(DataSource delegate, AtomicReference<ConnectRecipe> told, String user, String password) {
-            this.delegate = delegate;
-            this.told = told;
-            this.user = user;
-            this.password = password;
-        }
-
-        /** Asked when said (a pool names itself once it has started). */
-        @Override
-        public String describe() {
-            return "LockHygieneDataSource[" + delegate + "]" + (user == null ? "" : " (user " + user + ")");
-        }
-
-        @Override
-        public ConcurrentHashMap<String, FutureTask<Holder>> placements() {
-            return placements;
-        }
-
-        @Override
-        public Connection openLikeApplication() throws SQLException {
-            return user == null && password == null ? delegate.getConnection() : delegate.getConnection(user, password);
-        }
-
-        @Override
-        public boolean borrowsFromApplicationPool() {
-            return true;
-        }
-
-        @Override
-        public boolean threadOwners() {
-            return true;
-        }
-
-        @Override
-        public UrlOpener urlOpener() {
-            return RAW;
-        }
-
-        @Override
-        public List<ConnectRecipe> recipes(Connection first) {
-            List<ConnectRecipe> learned = new ArrayList<>(3);
-            ConnectRecipe t = told.get();
-            if (t != null) {
-                learned.add(t);
-            }
-            learned.addAll(io.lockhygiene.internal.placement.PoolConfig.of(delegate));
-            ConnectRecipe own = first == null ? null : io.lockhygiene.internal.placement.PoolConfig.ofConnection(first);
-            if (own != null) {
-                learned.add(own);
-            }
-            if (user == null && password == null) {
-                return learned;
-            }
-            // getConnection(user, password): the pool's address, this user's credentials
-            List<ConnectRecipe> asUser = new ArrayList<>(learned.size());
-            for (ConnectRecipe r : learned) {
-                Properties p = r.properties();
-                p.remove("user");
-                p.remove("password");
-                if (user != null) {
-                    p.setProperty("user", user);
-                }
-                if (password != null) {
-                    p.setProperty("password", password);
-                }
-                asUser.add(new ConnectRecipe(r.url(), p, r.source() + " with getConnection's user and password"));
-            }
-            return asUser;
-        }
-
-        @Override
-        public String toString() {
-            return describe();
-        }
     }
 }

@@ -158,7 +158,7 @@ class StarterTest {
         long key = 996_200;
         try (ConfigurableApplicationContext ctx = start("--lockhygiene.mode=emulate", "--lockhygiene.pool-mode=transaction",
                 "--lockhygiene.holder-url=" + bed.sessionHolderUrl())) {
-            assertEquals(bed.sessionHolderUrl(), ((LockHygieneDataSource) ctx.getBean(DataSource.class)).settings().holderUrl());
+            assertEquals(bed.sessionHolderUrl(), ((LockHygieneDataSource) ctx.getBean(DataSource.class)).settings().holderUrl().url());
             JdbcTemplate jdbc = ctx.getBean(JdbcTemplate.class);
             assertTrue(jdbc.queryForObject("SELECT pg_try_advisory_lock(?)", Boolean.class, key));
             assertEquals(1, bed.admin().holdersOf(key).size());

@@ -119,9 +119,8 @@ public final class RunBenchmarks {
                 new Class<?>[] {Connection.class}, (p, m, a) -> "createStatement".equals(m.getName())
                         ? new NoopStatement((Connection) p) : m.getReturnType() == boolean.class
                         ? Boolean.valueOf("getAutoCommit".equals(m.getName())) : null);
-        io.lockhygiene.settings.Settings session = new io.lockhygiene.settings.Settings(
-                io.lockhygiene.settings.Settings.Mode.DETECT, io.lockhygiene.settings.Settings.PoolMode.SESSION,
-                io.lockhygiene.settings.Settings.LeakCheck.TRACKED, io.lockhygiene.settings.Settings.LogSql.TRUNCATE);
+        io.lockhygiene.settings.Settings session = io.lockhygiene.settings.Settings.builder()
+                .poolMode(io.lockhygiene.settings.Settings.PoolMode.SESSION).build();
         Connection c = (Connection) wrap.invoke(null, raw, session, null);
         Statement s = c.createStatement();
         String[] texts = new String[10_000];

@@ -2,7 +2,10 @@ package io.lockhygiene.settings;
 
 import java.util.Locale;
 
-/** One connection's configuration, resolved once at connect time. Immutable. */
+/**
+ * One connection's configuration, resolved once at connect time (from the URL, Properties, system
+ * properties and environment: see README), or made in code with {@link #builder()}. Immutable.
+ */
 public final class Settings {
 
     public enum Mode { DETECT, REWRITE, STRICT, EMULATE, OFF }
@@ -39,8 +42,61 @@ public final class Settings {
     /** {@code lockhygiene.leakCheckSample}'s default: one transaction end in two hundred (see README for the arithmetic). */
     public static final double DEFAULT_LEAK_CHECK_SAMPLE = 0.005;
 
-    public static final Settings DEFAULTS = new Settings(Mode.DETECT, PoolMode.AUTO, LeakCheck.TRACKED, LogSql.TRUNCATE, 0,
-            SkipLocked.WARN);
+    /**
+     * emulate: where the lock holder connects ({@code lockhygiene.holderUrl}): {@link #AUTO} (the server's own
+     * address when it answers, else the pooler), {@link #POOLER} (the application's own route), or a pgjdbc
+     * URL of its own (which may carry a password: {@link #toString} redacts it).
+     */
+    public static final class HolderUrl {
+        public static final HolderUrl AUTO = new HolderUrl("auto", null);
+        public static final HolderUrl POOLER = new HolderUrl("pooler", null);
+
+        private final String keyword;
+        private final String url;
+
+        private HolderUrl(String keyword, String url) {
+            this.keyword = keyword;
+            this.url = url;
+        }
+
+        /** An explicit pgjdbc URL ({@code jdbc:postgresql:...}). */
+        public static HolderUrl of(String url) {
+            if (url == null || !url.startsWith("jdbc:postgresql:")) {
+                throw new IllegalArgumentException("lockhygiene.holderUrl takes a pgjdbc URL (jdbc:postgresql://host:port/"
+                        + "database), auto or pooler");
+            }
+            return new HolderUrl(null, url);
+        }
+
+        /** The explicit URL, or null for auto and pooler. */
+        public String url() {
+            return url;
+        }
+
+        /** The key placements are shared under: the keyword, or the URL. */
+        public String key() {
+            return keyword != null ? keyword : url;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof HolderUrl && key().equals(((HolderUrl) o).key());
+        }
+
+        @Override
+        public int hashCode() {
+            return key().hashCode();
+        }
+
+        /** The keyword, or the URL without its password (safe to log). */
+        @Override
+        public String toString() {
+            return keyword != null ? keyword : io.lockhygiene.internal.settings.ConnectionUrl.redact(url);
+        }
+    }
+
+    /** Every setting at its default: {@code mode=detect}, as {@code jdbc:lockhygiene:} with nothing set. */
+    public static final Settings DEFAULTS = builder().build();
 
     private final Mode mode;
     private final PoolMode poolMode;
@@ -48,48 +104,108 @@ public final class Settings {
     private final LogSql logSql;
     private final long lockTimeoutMillis;
     private final SkipLocked skipLocked;
-    private final String holderUrl;
+    private final HolderUrl holderUrl;
     private final double leakCheckSample;
 
-    public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql) {
-        this(mode, poolMode, leakCheck, logSql, 0, SkipLocked.WARN);
+    private Settings(Builder b) {
+        this.mode = b.mode;
+        this.poolMode = b.poolMode;
+        this.leakCheck = b.leakCheck;
+        this.logSql = b.logSql;
+        this.lockTimeoutMillis = b.lockTimeoutMillis;
+        this.skipLocked = b.skipLocked;
+        this.holderUrl = b.holderUrl;
+        this.leakCheckSample = b.leakCheckSample;
     }
 
-    public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql, long lockTimeoutMillis,
-                    SkipLocked skipLocked) {
-        this(mode, poolMode, leakCheck, logSql, lockTimeoutMillis, skipLocked, HOLDER_AUTO);
+    /** The one way to make settings in code; the driver and the wrapper read them from keys (see README). */
+    public static Builder builder() {
+        return new Builder();
     }
 
-    public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql, long lockTimeoutMillis,
-                    SkipLocked skipLocked, String holderUrl) {
-        this(mode, poolMode, leakCheck, logSql, lockTimeoutMillis, skipLocked, holderUrl, DEFAULT_LEAK_CHECK_SAMPLE);
+    /** A builder that starts from these settings. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.mode = mode;
+        b.poolMode = poolMode;
+        b.leakCheck = leakCheck;
+        b.logSql = logSql;
+        b.lockTimeoutMillis = lockTimeoutMillis;
+        b.skipLocked = skipLocked;
+        b.holderUrl = holderUrl;
+        b.leakCheckSample = leakCheckSample;
+        return b;
     }
 
-    public Settings(Mode mode, PoolMode poolMode, LeakCheck leakCheck, LogSql logSql, long lockTimeoutMillis,
-                    SkipLocked skipLocked, String holderUrl, double leakCheckSample) {
-        if (!(leakCheckSample >= 0 && leakCheckSample <= 1)) {
-            throw new IllegalArgumentException("leakCheckSample must be between 0 and 1, not " + leakCheckSample);
+    /** Builds {@link Settings}; every value starts at its default. Not thread-safe. */
+    public static final class Builder {
+        private Mode mode = Mode.DETECT;
+        private PoolMode poolMode = PoolMode.AUTO;
+        private LeakCheck leakCheck = LeakCheck.TRACKED;
+        private LogSql logSql = LogSql.TRUNCATE;
+        private long lockTimeoutMillis;
+        private SkipLocked skipLocked = SkipLocked.WARN;
+        private HolderUrl holderUrl = HolderUrl.AUTO;
+        private double leakCheckSample = DEFAULT_LEAK_CHECK_SAMPLE;
+
+        private Builder() {
         }
-        this.leakCheckSample = leakCheckSample;
-        this.mode = mode;
-        this.poolMode = poolMode;
-        this.leakCheck = leakCheck;
-        this.logSql = logSql;
-        this.lockTimeoutMillis = lockTimeoutMillis;
-        this.skipLocked = skipLocked;
-        this.holderUrl = holderUrl;
+
+        public Builder mode(Mode value) {
+            mode = java.util.Objects.requireNonNull(value, "mode");
+            return this;
+        }
+
+        public Builder poolMode(PoolMode value) {
+            poolMode = java.util.Objects.requireNonNull(value, "poolMode");
+            return this;
+        }
+
+        public Builder leakCheck(LeakCheck value) {
+            leakCheck = java.util.Objects.requireNonNull(value, "leakCheck");
+            return this;
+        }
+
+        public Builder logSql(LogSql value) {
+            logSql = java.util.Objects.requireNonNull(value, "logSql");
+            return this;
+        }
+
+        /** emulate: how long a blocking lock call may wait; 0 means no limit (as PostgreSQL itself). */
+        public Builder lockTimeoutMillis(long millis) {
+            if (millis < 0) {
+                throw new IllegalArgumentException("lockTimeout must not be negative, not " + millis);
+            }
+            lockTimeoutMillis = millis;
+            return this;
+        }
+
+        public Builder skipLocked(SkipLocked value) {
+            skipLocked = java.util.Objects.requireNonNull(value, "skipLocked");
+            return this;
+        }
+
+        public Builder holderUrl(HolderUrl value) {
+            holderUrl = java.util.Objects.requireNonNull(value, "holderUrl");
+            return this;
+        }
+
+        /** A share from 0 to 1 of the transaction ends checked although nothing tracked made them due. */
+        public Builder leakCheckSample(double rate) {
+            if (!(rate >= 0 && rate <= 1)) {
+                throw new IllegalArgumentException("leakCheckSample must be between 0 and 1, not " + rate);
+            }
+            leakCheckSample = rate;
+            return this;
+        }
+
+        public Settings build() {
+            return new Settings(this);
+        }
     }
 
-    /** {@code lockhygiene.holderUrl=auto}: the server's own address when it answers, else the pooler. */
-    public static final String HOLDER_AUTO = "auto";
-    /** {@code lockhygiene.holderUrl=pooler}: the application's own route. */
-    public static final String HOLDER_POOLER = "pooler";
-
-    /**
-     * emulate: where the lock holder connects: {@link #HOLDER_AUTO}, {@link #HOLDER_POOLER}, or a pgjdbc URL
-     * (which may carry a password: never log it as it is).
-     */
-    public String holderUrl() {
+    /** emulate: where the lock holder connects. */
+    public HolderUrl holderUrl() {
         return holderUrl;
     }
 
@@ -99,11 +215,6 @@ public final class Settings {
      */
     public double leakCheckSample() {
         return leakCheckSample;
-    }
-
-    /** A copy with another sample rate (tests, the wrapper's programmatic use). */
-    public Settings withLeakCheckSample(double rate) {
-        return new Settings(mode, poolMode, leakCheck, logSql, lockTimeoutMillis, skipLocked, holderUrl, rate);
     }
 
     /** What happens to FOR UPDATE ... SKIP LOCKED pinned to one row by a unique key. */
@@ -143,8 +254,7 @@ public final class Settings {
                 + ", lockhygiene.leakCheck=" + lower(leakCheck) + ", lockhygiene.leakCheckSample=" + leakCheckSample
                 + ", lockhygiene.logSql=" + lower(logSql)
                 + ", lockhygiene.lockTimeout=" + lockTimeoutMillis + "ms, lockhygiene.skipLocked=" + lower(skipLocked)
-                + ", lockhygiene.holderUrl=" + (HOLDER_AUTO.equals(holderUrl) || HOLDER_POOLER.equals(holderUrl)
-                ? holderUrl : io.lockhygiene.internal.settings.ConnectionUrl.redact(holderUrl)); // a keyword loads no redaction
+                + ", lockhygiene.holderUrl=" + holderUrl;
     }
 
     static String lower(Enum<?> e) {

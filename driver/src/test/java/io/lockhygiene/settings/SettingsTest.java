@@ -94,7 +94,7 @@ class SettingsTest {
         Settings s = Settings.DEFAULTS;
         String longSql = "x".repeat(500);
         assertTrue(s.loggable(longSql).startsWith("x".repeat(200) + "..."));
-        Settings none = new Settings(Settings.Mode.DETECT, Settings.PoolMode.AUTO, Settings.LeakCheck.TRACKED, Settings.LogSql.NONE);
+        Settings none = Settings.builder().logSql(Settings.LogSql.NONE).build();
         assertFalse(none.loggable("SELECT secret").contains("secret"));
     }
 

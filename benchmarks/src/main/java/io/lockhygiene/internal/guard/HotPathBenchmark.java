@@ -62,15 +62,14 @@ public class HotPathBenchmark {
         // sample's turn (one statement in 100) then costs a getAutoCommit() here. Under transaction pooling
         // that statement takes the slow path (wrapped and checked): measured end to end, not here.
         Settings defaults = Settings.DEFAULTS;
-        Settings told = new Settings(defaults.mode(), Settings.PoolMode.SESSION, defaults.leakCheck(), defaults.logSql(),
-                defaults.lockTimeoutMillis(), defaults.skipLocked(), defaults.holderUrl(), defaults.leakCheckSample());
+        Settings told = defaults.toBuilder().poolMode(Settings.PoolMode.SESSION).build();
         guarded = LockHygieneConnection.wrap(raw, told, null).createStatement();
         sql = typical(size);
         for (int i = 0; i < distinct.length; i++) {
             distinct[i] = new String(sql.toCharArray());
         }
         flagged = "SELECT pg_try_advisory_lock(" + size + ") /* " + "x".repeat(Math.max(0, size - 40)) + " */";
-        ScanCache.scan(flagged); // warm the cache for the cached case
+        TextAnalysis.of(flagged); // warm the cache for the cached case
     }
 
     /** A statement of about n characters that mentions no advisory function and no SKIP. */
@@ -111,6 +110,6 @@ public class HotPathBenchmark {
 
     @Benchmark
     public ScanResult flaggedCached() {
-        return ScanCache.scan(flagged);
+        return TextAnalysis.of(flagged).scan;
     }
 }

@@ -41,6 +41,21 @@ public class HotPathPartsBenchmark {
         return SqlScanner.mightMatter(sql);
     }
 
+    /** The candidate of issue 34: only the letter every advisory function and SKIP LOCKED share ("lock"). */
+    @Benchmark
+    public boolean prefilterLockLetter() {
+        return lockAround(sql, 'k') || lockAround(sql, 'K');
+    }
+
+    static boolean lockAround(String s, char k) {
+        for (int i = s.indexOf(k, 3); i >= 0; i = s.indexOf(k, i + 1)) {
+            if ((s.charAt(i - 3) | 0x20) == 'l' && (s.charAt(i - 2) | 0x20) == 'o' && (s.charAt(i - 1) | 0x20) == 'c') {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @Benchmark
     public int indexOfOnce() {
         return sql.indexOf('v');

@@ -38,6 +38,8 @@ public final class Emulation {
     private final LockOwner connectionOwner;
     /** null when off (every use is behind {@code holder != null}): a class less for most connections to load. */
     private final TableTransaction tableTransaction;
+    /** What its executions work with; null when off. */
+    private final ExecutionContext context;
     /** Where the open transaction's advisory calls run; null before its first one. */
     private Situation.Venue venue;
     /** The owner whose transaction runs on its own server (to end its count when the transaction ends). */
@@ -65,6 +67,7 @@ public final class Emulation {
             this.threadOwners = route.threadOwners();
             this.connectionOwner = threadOwners ? null : LockOwner.ofConnection(id, reporter);
             this.tableTransaction = new TableTransaction();
+            this.context = new ExecutionContext(holder, raw, reporter, settings, tableTransaction);
             if (connectionOwner != null) {
                 holder.userOpened();
             }
@@ -73,6 +76,7 @@ public final class Emulation {
             this.threadOwners = false;
             this.connectionOwner = null;
             this.tableTransaction = null;
+            this.context = null;
         }
     }
 
@@ -124,7 +128,12 @@ public final class Emulation {
         Limits limits = new Limits(settings.lockTimeoutMillis(), app.getQueryTimeout());
         waiting = limits;
         try {
-            return new ShapeExecution(this, shape, binds, app, inTransaction, limits).run();
+            return new ShapeExecution(context, owner(), shape, binds, app, inTransaction, limits).run();
+        } catch (SQLException | RuntimeException e) {
+            if (inTransaction) {
+                failApplicationTransaction(e);
+            }
+            throw e;
         } finally {
             waiting = null;
         }
@@ -149,30 +158,6 @@ public final class Emulation {
         if (l != null) {
             l.cancel();
         }
-    }
-
-    Holder holder() {
-        return holder;
-    }
-
-    Connection raw() {
-        return raw;
-    }
-
-    Settings settings() {
-        return settings;
-    }
-
-    LeakReporter reporter() {
-        return reporter;
-    }
-
-    String id() {
-        return id;
-    }
-
-    TableTransaction tableTransaction() {
-        return tableTransaction;
     }
 
     /**
@@ -305,7 +290,7 @@ public final class Emulation {
      * innermost level's locks go). So the application's transaction is aborted the same way, with a statement
      * that fails on purpose. The application sees its own error, never ours.
      */
-    void failApplicationTransaction(Exception appFailure) {
+    private void failApplicationTransaction(Exception appFailure) {
         try (Statement s = raw.createStatement()) {
             s.execute("ROLLBACK TO SAVEPOINT lockhygiene_statement_failed_in_the_lock_table");
         } catch (SQLException expected) {

@@ -32,7 +32,7 @@ import io.lockhygiene.internal.sql.AdvisoryFunction;
  * calls' results ({@link ShapeText#answerQuery}).
  */
 final class ShapeExecution {
-    private final Emulation emulation;
+    private final ExecutionContext context;
     private final LockShape shape;
     private final Binds binds;
     private final Statement app;
@@ -45,40 +45,42 @@ final class ShapeExecution {
     private SQLWarning warnings;
     private Throwable stack;
 
-    ShapeExecution(Emulation emulation, LockShape shape, Binds binds, Statement app, boolean inTransaction,
-                   Limits limits) {
-        this.emulation = emulation;
+    /**
+     * @param owner who takes the locks (the connection, or the thread a pool lends it to)
+     * @param inTransaction the statement runs inside a transaction block (as the server says)
+     */
+    ShapeExecution(ExecutionContext context, LockOwner owner, LockShape shape, Binds binds, Statement app,
+                   boolean inTransaction, Limits limits) {
+        this.context = context;
         this.shape = shape;
         this.binds = binds;
         this.app = app;
         this.inTransaction = inTransaction;
         this.limits = limits;
-        this.holder = emulation.holder();
-        this.owner = emulation.owner();
+        this.holder = context.holder;
+        this.owner = owner;
     }
 
+    /** The outcome; on failure the statement's own transaction-level holds went (the caller fails the rest). */
     Outcome run() throws SQLException {
         try {
             if (shape.needsValidation()) {
-                Validation.check(shape, binds, emulation.raw());
+                Validation.check(shape, binds, context.raw);
             }
             record();
             Outcome outcome = shape.form() == LockShape.Form.ROWS ? rows() : oneRow();
             if (warnings != null) {
-                UnlockWatch.notHeldInEmulate(warnings, shape.sql(), emulation.reporter(), emulation.settings(), owner);
+                UnlockWatch.notHeldInEmulate(warnings, shape.sql(), context.reporter, context.settings, owner);
             }
             return outcome;
         } catch (SQLException | RuntimeException e) {
             endStatement();
-            if (inTransaction) {
-                emulation.failApplicationTransaction(e);
-            }
             throw e;
         }
     }
 
     private Outcome oneRow() throws SQLException {
-        Object[] keys = KeyResolution.keys(shape, binds, holder.keys(), emulation.raw());
+        Object[] keys = KeyResolution.keys(shape, binds, holder.keys(), context.raw);
         Node.Call[] probe = shape.freeProbe();
         ShapeEvaluator.Row row;
         if (probe != null && keys[probe[0].index()] instanceof AdvisoryKey && keys[probe[0].index()].equals(keys[probe[1].index()])) {
@@ -111,7 +113,7 @@ final class ShapeExecution {
     }
 
     private Outcome rows() throws SQLException {
-        List<Object[]> keyRows = KeyResolution.rows(shape, binds, emulation.raw());
+        List<Object[]> keyRows = KeyResolution.rows(shape, binds, context.raw);
         List<LockShape.Item> items = shape.items();
         String[] labels = new String[items.size()];
         int[] types = new int[items.size()];
@@ -151,8 +153,8 @@ final class ShapeExecution {
                 int level = 0;
                 if (!f.isSessionLevel()) {
                     if (inTransaction) {
-                        tx = emulation.tableTransaction().current();
-                        level = emulation.tableTransaction().level();
+                        tx = context.tableTransaction.current();
+                        level = context.tableTransaction.level();
                     } else {
                         if (statementTransaction == null) {
                             statementTransaction = new TransactionId();
@@ -185,7 +187,7 @@ final class ShapeExecution {
     /** The EMULATED event of an execution with session-level calls, with where the application sent it. */
     private void record() {
         if (shape.hasSessionLevelCall()) {
-            emulation.reporter().publish(EventType.EMULATED, firstSessionCall().sqlName(), null, null, shape.sql(),
+            context.reporter.publish(EventType.EMULATED, firstSessionCall().sqlName(), null, null, shape.sql(),
                     "decided in the lock table of " + holder + " for " + owner, stack());
         }
     }
@@ -228,7 +230,7 @@ final class ShapeExecution {
             try {
                 holder.releaseTransaction(tx, 0);
             } catch (SQLException | RuntimeException e) {
-                emulation.reporter().checkFailed("while releasing an autocommit statement's transaction-level locks", e);
+                context.reporter.checkFailed("while releasing an autocommit statement's transaction-level locks", e);
             }
         }
     }

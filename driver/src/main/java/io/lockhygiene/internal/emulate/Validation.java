@@ -3,7 +3,6 @@ package io.lockhygiene.internal.emulate;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.util.concurrent.ConcurrentHashMap;
 
 import io.lockhygiene.internal.guard.Binds;
 import io.lockhygiene.internal.shape.LockShape;
@@ -13,26 +12,23 @@ import io.lockhygiene.internal.shape.LockShape;
  * calls on integer keys (a type error, a missing column, a syntax error in text that calls nothing), so
  * that a statement PostgreSQL refuses takes no lock. The server plans it without running it
  * ({@code EXPLAIN}: parse analysis resolves every function and type, nothing volatile is called), once per
- * text and parameter types; a refusal is PostgreSQL's own exception. (pgjdbc's describe-only round trip
+ * text and parameter types (kept on the shape, in the one analysis cache); a refusal is PostgreSQL's own
+ * exception. (pgjdbc's describe-only round trip
  * would name a server-side statement, which a transaction pooler before PgBouncer 1.21 cannot keep.)
  */
 public final class Validation {
-    static final int MAX_ENTRIES = 2048;
-    private static final ConcurrentHashMap<String, Boolean> VALID = new ConcurrentHashMap<>();
 
     private Validation() {
     }
 
+    /** PostgreSQL's verdict, asked once per shape and parameter types (the shape keeps what it accepted). */
     static void check(LockShape shape, Binds binds, Connection raw) throws SQLException {
-        String key = shape.sql() + '\u0000' + (binds == null ? "" : binds.typeSignature(shape.parameterCount()));
-        if (VALID.containsKey(key)) {
+        String types = binds == null ? "" : binds.typeSignature(shape.parameterCount());
+        if (shape.accepted(types)) {
             return;
         }
         describe(shape.sql(), binds, shape.parameterCount(), raw);
-        if (VALID.size() >= MAX_ENTRIES) {
-            VALID.clear();
-        }
-        VALID.put(key, Boolean.TRUE);
+        shape.accept(types);
     }
 
     /** Planned only: PostgreSQL's error if it refuses the text, nothing run either way. */

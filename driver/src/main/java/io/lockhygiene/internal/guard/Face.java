@@ -48,11 +48,4 @@ public interface Face {
      * is emulate's, or null.
      */
     void readFrom(Statement results, Outcome outcome);
-
-    /** How the face runs its call on a statement. */
-    @FunctionalInterface
-    interface Runner<R> {
-        /** Runs the application's call on {@code target}, with {@code sql} for the calls that take text. */
-        R run(Statement target, String sql) throws SQLException;
-    }
 }

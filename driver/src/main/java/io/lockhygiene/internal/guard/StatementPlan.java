@@ -1,12 +1,19 @@
 package io.lockhygiene.internal.guard;
 
+import io.lockhygiene.internal.policy.LockPolicy;
+import io.lockhygiene.internal.policy.Plan;
+import io.lockhygiene.internal.policy.Situation;
 import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.sql.ScanResult;
+import io.lockhygiene.internal.sql.SqlScanner;
+import io.lockhygiene.internal.sql.TransactionControl;
 
 /**
  * What one text is, decided once (at prepare time, or per Statement.execute): the text pgjdbc gets (the
  * application's, or rewrite's), what the scanner found in it, and, under emulate, the shape of its
- * advisory calls. Each execution asks the policy for its plan with this and where the connection is then.
+ * advisory calls. A prepared statement's executions each ask the policy for their plan with this and where
+ * the connection is then; a text run at once (a Statement's) carries the situation and plan decided when it
+ * was read, so both are made once per execution.
  */
 public final class StatementPlan {
     final String original;
@@ -17,27 +24,51 @@ public final class StatementPlan {
     final ScanResult sentScan;
     /** emulate: the shape of its calls; null otherwise. */
     final LockShape shape;
-    final boolean callable;
+    final LockPolicy.Form form;
+    /** A text run at once: where the connection stood and the plan decided when it was read; else null. */
+    final Situation where;
+    final Plan decided;
+    /** A text run at once whose end the leak check sample took. */
+    final boolean sampled;
     /** Whether what is sent runs in a transaction block as it would alone (a fenced twin can carry it); asked once. */
     private byte blockable;
 
-    StatementPlan(String original, String sent, ScanResult scan, ScanResult sentScan, LockShape shape, boolean callable) {
+    StatementPlan(String original, String sent, ScanResult scan, ScanResult sentScan, LockShape shape,
+                  LockPolicy.Form form) {
+        this(original, sent, scan, sentScan, shape, form, null, null, false);
+    }
+
+    private StatementPlan(String original, String sent, ScanResult scan, ScanResult sentScan, LockShape shape,
+                          LockPolicy.Form form, Situation where, Plan decided, boolean sampled) {
         this.original = original;
         this.sent = sent;
         this.scan = scan;
         this.sentScan = sentScan;
         this.shape = shape;
-        this.callable = callable;
+        this.form = form;
+        this.where = where;
+        this.decided = decided;
+        this.sampled = sampled;
     }
 
     static StatementPlan unflagged(String sql) {
-        return new StatementPlan(sql, sql, ScanResult.NOTHING, ScanResult.NOTHING, null, false);
+        return new StatementPlan(sql, sql, ScanResult.NOTHING, ScanResult.NOTHING, null, LockPolicy.Form.TEXT);
+    }
+
+    /** This plan for a text run at once, with the situation and plan decided now (when {@code where} is not null). */
+    StatementPlan decidedNow(Situation now, Plan plan, boolean sampledEnd) {
+        return now == null && !sampledEnd ? this
+                : new StatementPlan(original, sent, scan, sentScan, shape, form, now, plan, sampledEnd);
+    }
+
+    boolean callable() {
+        return form == LockPolicy.Form.CALLABLE;
     }
 
     /** What is sent may run in one transaction block with a fence after it (a single ordinary statement). */
     boolean runsInTransactionBlockAsAlone() {
         if (blockable == 0) {
-            blockable = io.lockhygiene.internal.sql.SqlScanner.runsInTransactionBlockAsAlone(sent) ? (byte) 1 : (byte) 2;
+            blockable = SqlScanner.runsInTransactionBlockAsAlone(sent) ? (byte) 1 : (byte) 2;
         }
         return blockable == 1;
     }
@@ -62,7 +93,7 @@ public final class StatementPlan {
     }
 
     /** The text's last statement ends the transaction (see {@link ScanResult#finalTransactionEnd}). */
-    public io.lockhygiene.internal.sql.TransactionControl finalTransactionEnd() {
+    public TransactionControl finalTransactionEnd() {
         return scan.finalTransactionEnd();
     }
 }

@@ -20,6 +20,7 @@ import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.policy.LeakCheckSample;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Situation;
+import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 
 /**
@@ -121,7 +122,7 @@ final class TransactionEnds {
     }
 
     /** Autocommit under transaction pooling: BEGIN + statement, then COMMIT + check in one round trip. */
-    <R> R runWrapped(Statement appStatement, String sent, SqlCall<R> call) throws SQLException {
+    <R> R runWrapped(Statement appStatement, String sent, Call<R> call) throws SQLException {
         int fetchSize = appStatement == null ? 0 : appStatement.getFetchSize();
         raw.setAutoCommit(false);
         if (fetchSize != 0) {
@@ -129,7 +130,7 @@ final class TransactionEnds {
         }
         R result;
         try {
-            result = call.run(sent);
+            result = call.run(appStatement, sent);
         } catch (SQLException | RuntimeException | Error appFailure) {
             try {
                 endTransaction("ROLLBACK", true);
@@ -202,7 +203,7 @@ final class TransactionEnds {
     private SQLWarning endTransaction(String command, boolean api) throws SQLException {
         int[] seals = null;
         // a failed transaction's COMMIT is a rollback: nothing to fence (and a fence would only fail with 25P02)
-        if (commits(command) && Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.OPEN) {
+        if (TransactionControl.commits(command) && Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.OPEN) {
             try {
                 seals = emulation.commitSeals(); // a known loss: rolled back here, never committed
             } catch (SQLException lost) {
@@ -233,12 +234,6 @@ final class TransactionEnds {
             return warnings;
         }
         return endAndCheck(command, seals);
-    }
-
-    /** COMMIT (any spelling the application used: COMMIT, END, COMMIT AND CHAIN), not a rollback. */
-    static boolean commits(String command) {
-        String c = command.trim();
-        return c.regionMatches(true, 0, "COMMIT", 0, 6) || c.regionMatches(true, 0, "END", 0, 3);
     }
 
     /**

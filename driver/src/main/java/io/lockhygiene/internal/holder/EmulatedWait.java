@@ -53,6 +53,16 @@ public final class EmulatedWait {
         return w;
     }
 
+    /** {@code wait} moved to {@code where}, or begun there when there was none yet. */
+    static EmulatedWait track(EmulatedWait wait, String owner, AdvisoryKey key, boolean shared, Where where,
+                              Supplier<String> heldBy) {
+        if (wait == null) {
+            return begin(owner, key, shared, where, heldBy);
+        }
+        wait.moved(where, heldBy, 0);
+        return wait;
+    }
+
     static void end(EmulatedWait w) {
         if (w != null) {
             ACTIVE.remove(w);

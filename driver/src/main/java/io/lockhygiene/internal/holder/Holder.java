@@ -2,12 +2,8 @@ package io.lockhygiene.internal.holder;
 
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.Map;
-import java.util.WeakHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.internal.leak.HeldLock;
@@ -42,9 +38,7 @@ public final class Holder {
     /** Dedicated endpoints only. */
     private final ServerQueue waits;
     private final KeyCache keys = new KeyCache();
-    private final Map<Thread, LockOwner> threadOwners = Collections.synchronizedMap(new WeakHashMap<>());
-    /** The calling thread's owner, without the map's lock (the hot path asks it while anything is held). */
-    private final ThreadLocal<LockOwner> ownerOfThread = new ThreadLocal<>();
+    private final ThreadOwners threadOwners = new ThreadOwners();
 
     Holder(HolderEndpoint endpoint) {
         this.endpoint = endpoint;
@@ -76,15 +70,7 @@ public final class Holder {
 
     /** The pooled owner of the calling thread. */
     public LockOwner threadOwner(LeakReporter reporter) {
-        LockOwner o = ownerOfThread.get();
-        if (o == null || o.isClosed()) {
-            o = threadOwners.computeIfAbsent(Thread.currentThread(), t -> LockOwner.ofThread(t, reporter));
-            ownerOfThread.set(o);
-        }
-        if (o.reporter() != reporter) {
-            o.usedBy(reporter);
-        }
-        return o;
+        return threadOwners.current(reporter);
     }
 
     /**
@@ -116,21 +102,23 @@ public final class Holder {
                     case WAIT:
                         queued = true;
                         LockOwner blocker = a.blocker;
-                        wait = track(wait, owner, key, shared, EmulatedWait.Where.LOCAL, () -> String.valueOf(blocker));
+                        wait = EmulatedWait.track(wait, owner.toString(), key, shared, EmulatedWait.Where.LOCAL,
+                                () -> String.valueOf(blocker));
                         awaitTable(limits, a.generation, LOCAL_RECHECK_NANOS);
                         continue;
                     default:
                         break;
                 }
                 queued |= !tryLock; // a blocking request is in the key's queue now (see LockTable.request)
-                Boolean took = a.queueCheckOnly ? waits.queueCheck(owner, key, tx, level)
-                        : a.home instanceof WaitingSession ? waits.takeOn((WaitingSession) a.home, owner, key, shared, tx, level, queued)
+                Take.Result took = a.queueCheckOnly ? waits.queueCheck(owner, key, tx, level)
+                        : a.home instanceof WaitingSession
+                        ? waits.takeOn((WaitingSession) a.home, owner, key, shared, tx, level, queued)
                         : main.take(new Take(owner, key, shared, tryLock, tx, level, queued, false));
-                if (took == null) {
+                if (took == Take.Result.DECIDE_AGAIN) {
                     settleQuietly(owner); // a server lock taken and not granted is surplus now
                     continue;
                 }
-                if (took) {
+                if (took == Take.Result.GRANTED) {
                     queued = false; // granted, and left the queue
                     life.watchNow();
                     return true;
@@ -139,8 +127,9 @@ public final class Holder {
                     return false; // another process holds it, or waits for it ahead of us
                 }
                 if (waits != null && (a.home == null || a.queueCheckOnly)) {
-                    wait = track(wait, owner, key, shared, EmulatedWait.Where.SERVER, null);
-                    if (waits.serverWait(owner, key, shared, tx, level, limits, wait, a.queueCheckOnly) != null) {
+                    wait = EmulatedWait.track(wait, owner.toString(), key, shared, EmulatedWait.Where.SERVER, null);
+                    if (waits.serverWait(owner, key, shared, tx, level, limits, wait, a.queueCheckOnly)
+                            == Take.Result.GRANTED) {
                         queued = false;
                         life.watchNow();
                         return true;
@@ -148,7 +137,7 @@ public final class Holder {
                     continue;
                 }
                 // through the pooler (or an upgrade on the key's own session): poll, holding nothing meanwhile
-                wait = track(wait, owner, key, shared, EmulatedWait.Where.POLLED, null);
+                wait = EmulatedWait.track(wait, owner.toString(), key, shared, EmulatedWait.Where.POLLED, null);
                 awaitTable(limits, a.generation, backoff);
                 backoff = Math.min(backoff * 2, TimeUnit.MILLISECONDS.toNanos(50));
             }
@@ -160,15 +149,6 @@ public final class Holder {
             limits.whileWaiting(null);
             settleQuietly(owner);
         }
-    }
-
-    private static EmulatedWait track(EmulatedWait wait, LockOwner owner, AdvisoryKey key, boolean shared,
-                                    EmulatedWait.Where where, Supplier<String> holder) {
-        if (wait == null) {
-            return EmulatedWait.begin(owner.toString(), key, shared, where, holder);
-        }
-        wait.moved(where, holder, 0);
-        return wait;
     }
 
     /** Waits for a change of the table after {@code generation}, at most {@code capNanos} and the limits. */
@@ -203,18 +183,18 @@ public final class Holder {
                 if (a.verdict == Answer.Verdict.REFUSED) {
                     return false;
                 }
-                Boolean free;
+                Take.Result free;
                 if (a.queueCheckOnly || a.home instanceof WaitingSession) {
                     free = a.queueCheckOnly ? waits.queueCheck(owner, key, null, 0)
                             : waits.takeOn((WaitingSession) a.home, owner, key, shared, null, 0, false);
-                    if (Boolean.TRUE.equals(free)) {
+                    if (free == Take.Result.GRANTED) {
                         table.unlock(owner, key, shared);
                     }
                 } else {
                     free = main.take(new Take(owner, key, shared, true, null, 0, false, true));
                 }
-                if (free != null) {
-                    return free;
+                if (free != Take.Result.DECIDE_AGAIN) {
+                    return free == Take.Result.GRANTED;
                 }
                 settleQuietly(owner);
             }
@@ -315,13 +295,6 @@ public final class Holder {
         }
     }
 
-    /** A failure that means the connection is gone (class 08, an administrator's termination, closed). */
-    static boolean brokenConnection(Exception e) {
-        String state = e instanceof SQLException ? ((SQLException) e).getSQLState() : null;
-        return state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02")
-                || state.equals("57P03"));
-    }
-
     /**
      * What an owner's statement gets when the holder lost its server: class 08, as pgjdbc's own connection
      * failures, so retry logic treats it as one.
@@ -341,7 +314,7 @@ public final class Holder {
                 if (r != null && !held.isEmpty()) {
                     r.reportOwnerGone(held, owner.calls(), owner + " (it took them on a pooled connection and has ended)");
                 }
-                threadOwners.values().remove(owner);
+                threadOwners.forget(owner);
             }
         }
     }

@@ -278,4 +278,11 @@ final class HolderLife {
         }
         HolderWatchdog.forget(watch);
     }
+
+    /** A failure that means the connection is gone (class 08, an administrator's termination, closed). */
+    static boolean brokenConnection(Exception e) {
+        String state = e instanceof SQLException ? ((SQLException) e).getSQLState() : null;
+        return state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02")
+                || state.equals("57P03"));
+    }
 }

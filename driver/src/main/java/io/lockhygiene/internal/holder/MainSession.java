@@ -40,9 +40,9 @@ final class MainSession {
 
     /**
      * Queues {@code take} and sends it with everything else due, in one round trip; the session is opened
-     * first, outside every lock of ours. TRUE granted, FALSE refused, null: decide again.
+     * first, outside every lock of ours.
      */
-    Boolean take(Take take) throws SQLException {
+    Take.Result take(Take take) throws SQLException {
         if (!link.isOpen()) {
             if (link.brokeUnseen() && table.backendHolds(link)) {
                 // pgjdbc found it broken before anybody told us: its locks are gone, say so before a new one
@@ -161,7 +161,7 @@ final class MainSession {
         try {
             answers = link.select(list.toString(), columns);
         } catch (SQLException | RuntimeException e) {
-            if (!nothingToLose || !usedBefore || !Holder.brokenConnection(e)) {
+            if (!nothingToLose || !usedBefore || !HolderLife.brokenConnection(e)) {
                 throw life.lost(e, batch, caller);
             }
             // an idle main session that died meanwhile (a restart, a terminated backend): it held nothing, so

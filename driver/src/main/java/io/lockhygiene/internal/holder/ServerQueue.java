@@ -68,15 +68,15 @@ final class ServerQueue {
 
     /**
      * A mode of a key whose other mode lives on a waiting session: taken on that same session (one session
-     * per key, as PostgreSQL's own session would hold both), as a try. TRUE, FALSE, or null: decide again.
+     * per key, as PostgreSQL's own session would hold both), as a try.
      */
-    Boolean takeOn(WaitingSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, boolean queued)
+    Take.Result takeOn(WaitingSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, boolean queued)
             throws SQLException {
         String[] row;
         w.io.lock();
         try {
             if (w.isClosed()) {
-                return null;
+                return Take.Result.DECIDE_AGAIN;
             }
             row = w.query("SELECT pg_catalog." + (shared ? "pg_try_advisory_lock_shared(" : "pg_try_advisory_lock(")
                     + key.sqlArguments() + ")::text", 1);
@@ -87,9 +87,10 @@ final class ServerQueue {
             life.publishPending();
         }
         if (!"true".equals(row[0])) {
-            return false;
+            return Take.Result.REFUSED;
         }
-        return table.serverTook(owner, key, shared, w, w.seal(), tx, level, queued) ? Boolean.TRUE : null;
+        return table.serverTook(owner, key, shared, w, w.seal(), tx, level, queued) ? Take.Result.GRANTED
+                : Take.Result.DECIDE_AGAIN;
     }
 
     /**
@@ -97,7 +98,7 @@ final class ServerQueue {
      * session's shared request while another process waits in its queue for the exclusive mode. Asked on a
      * session that holds nothing of the key: a try that lets go at once.
      */
-    Boolean queueCheck(LockOwner owner, AdvisoryKey key, TransactionId tx, int level) throws SQLException {
+    Take.Result queueCheck(LockOwner owner, AdvisoryKey key, TransactionId tx, int level) throws SQLException {
         String[] row = null;
         for (int attempt = 0; row == null; attempt++) {
             WaitingSession w = waiters.borrow();
@@ -111,7 +112,7 @@ final class ServerQueue {
                 }
             } catch (SQLException e) {
                 w.close();
-                if (attempt > 0 || !Holder.brokenConnection(e)) {
+                if (attempt > 0 || !HolderLife.brokenConnection(e)) {
                     throw e; // an idle session that died meanwhile is replaced once
                 }
             } finally {
@@ -119,20 +120,20 @@ final class ServerQueue {
             }
         }
         if (!"true".equals(row[0])) {
-            return false;
+            return Take.Result.REFUSED;
         }
-        return table.grantShared(owner, key, tx, level) ? Boolean.TRUE : null;
+        return table.grantShared(owner, key, tx, level) ? Take.Result.GRANTED : Take.Result.DECIDE_AGAIN;
     }
 
     /**
-     * Waits in PostgreSQL's queue for {@code key} on a waiting session: granted (TRUE, the key now lives on
-     * that session), decide again (null), or the server's own error (55P03 lock timeout, 57014 cancel or query
+     * Waits in PostgreSQL's queue for {@code key} on a waiting session: GRANTED (the key now lives on that
+     * session), DECIDE_AGAIN, or the server's own error (55P03 lock timeout, 57014 cancel or query
      * timeout), 40P01 when the watchdog found a deadlock with another process.
      *
      * @param turnOnly the server holds the mode for other owners already: wait for PostgreSQL to let the
      *                 request through its queue, and let go of it at once
      */
-    Boolean serverWait(LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, Limits limits,
+    Take.Result serverWait(LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, Limits limits,
                        EmulatedWait wait, boolean turnOnly) throws SQLException {
         limits.remainingNanos(0);
         for (int attempt = 0; ; attempt++) {
@@ -155,7 +156,7 @@ final class ServerQueue {
         }
     }
 
-    private Boolean serverWaitOn(WaitingSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level,
+    private Take.Result serverWaitOn(WaitingSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level,
                                  Limits limits, EmulatedWait wait, boolean turnOnly) throws SQLException {
         long started = System.nanoTime();
         QueuedOwner sw = new QueuedOwner(owner, key, w, wait, limits);
@@ -178,13 +179,13 @@ final class ServerQueue {
             }
             limits.whileWaiting(null);
             if (turnOnly) {
-                return table.grantShared(owner, key, tx, level) ? Boolean.TRUE : null;
+                return table.grantShared(owner, key, tx, level) ? Take.Result.GRANTED : Take.Result.DECIDE_AGAIN;
             }
             holds = true;
             if (!table.serverTook(owner, key, shared, w, w.seal(), tx, level, true)) {
-                return null; // closed meanwhile: the lock goes in the settle that follows
+                return Take.Result.DECIDE_AGAIN; // closed meanwhile: the lock goes in the settle that follows
             }
-            return Boolean.TRUE;
+            return Take.Result.GRANTED;
         } catch (SQLException e) {
             if (sw.deadlock) {
                 throw new SQLException(EmulateMessages.deadlockAcrossProcesses(owner, key, sw.cycleWith), "40P01", e);
@@ -199,7 +200,7 @@ final class ServerQueue {
             }
             if (state == null || !state.equals("57014")) {
                 w.close(); // broken: it held nothing (it was waiting)
-                if (Holder.brokenConnection(e) && System.nanoTime() - started < TimeUnit.SECONDS.toNanos(1)) {
+                if (HolderLife.brokenConnection(e) && System.nanoTime() - started < TimeUnit.SECONDS.toNanos(1)) {
                     throw new StaleWaitingSession(e);
                 }
             }

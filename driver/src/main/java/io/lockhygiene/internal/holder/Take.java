@@ -12,6 +12,9 @@ import io.lockhygiene.internal.locktable.LockOwner;
  * Written under {@code io}; read by its owner after {@code io} was released.
  */
 final class Take {
+    /** What the server said to a take, or that the table must decide again (it changed meanwhile). */
+    enum Result { GRANTED, REFUSED, DECIDE_AGAIN }
+
     final LockOwner owner;
     final AdvisoryKey key;
     final boolean shared;
@@ -25,8 +28,7 @@ final class Take {
     /** A blocking shared request on a backend that holds the key exclusively: PostgreSQL grants it at once. */
     boolean grantedAtOnce;
     boolean done;
-    /** TRUE granted, FALSE refused by the server, null: decide again. */
-    Boolean result;
+    Result result;
     SQLException failure;
 
     Take(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, TransactionId tx, int level, boolean queued,
@@ -47,12 +49,12 @@ final class Take {
     }
 
     void decideAgain() {
-        result = null;
+        result = Result.DECIDE_AGAIN;
         done = true;
     }
 
     void answer(boolean got) {
-        result = got;
+        result = got ? Result.GRANTED : Result.REFUSED;
         done = true;
     }
 }

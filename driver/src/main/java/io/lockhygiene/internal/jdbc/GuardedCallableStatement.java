@@ -28,7 +28,7 @@ abstract class GuardedCallableStatement extends GuardedPreparedStatement<Callabl
 
     /** A call's out parameters cannot be read from a twin: its commit is fenced by a transaction of ours. */
     @Override
-    public Statement runFenced(String sql, String fence) {
+    Statement fencedRun(String sql, String fence) {
         return null;
     }
 

@@ -4,11 +4,12 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 import io.lockhygiene.build.Forwarding;
 import io.lockhygiene.internal.guard.Binds;
+import io.lockhygiene.internal.guard.Call;
 import io.lockhygiene.internal.guard.StatementPlan;
 import io.lockhygiene.internal.shape.ShapeText;
 
@@ -70,7 +71,7 @@ abstract class GuardedPreparedStatement<T extends PreparedStatement> extends Gua
 
     /** The fenced twin: this statement's text and the fence, prepared once per fence, with every value set. */
     @Override
-    public Statement runFenced(String sql, String fence) throws SQLException {
+    Statement fencedRun(String sql, String fence) throws SQLException {
         Binds values = binds != null ? binds : fenceBinds;
         if (keysPrepared || (binds == null && unrecorded)) {
             return null;
@@ -81,7 +82,7 @@ abstract class GuardedPreparedStatement<T extends PreparedStatement> extends Gua
                     delegate.getResultSetConcurrency());
             twinFence = fence;
         }
-        copySettings(twin);
+        answers.copySettingsTo(twin);
         twin.clearParameters();
         if (values != null) {
             values.applyAllTo(twin);
@@ -112,23 +113,20 @@ abstract class GuardedPreparedStatement<T extends PreparedStatement> extends Gua
         return guard.passesUnchecked(plan);
     }
 
-    /** Runs on the statement the guard chose: ours (pgjdbc's), an answer made here, or the query sent instead. */
-    private <R> R slow(PreparedCall<R> prepared, StatementCall<R> local) throws SQLException {
-        return guard.run(plan, binds, this, (target, sql) -> target instanceof PreparedStatement
-                ? prepared.run((PreparedStatement) target) : local.run(target, sql));
-    }
-
-    /** One PreparedStatement execution method. */
-    @FunctionalInterface
-    interface PreparedCall<R> {
-        R run(PreparedStatement target) throws SQLException;
+    /**
+     * Runs on the statement the guard chose: a prepared one (the application's, a fenced twin, the query sent
+     * instead) with {@code prepared}, an answer made here with {@code local}.
+     */
+    private <R> R slow(Call<R> prepared, Call<R> local) throws SQLException {
+        return guard.run(plan, binds, answers, (target, sql) -> target instanceof PreparedStatement
+                ? prepared.run(target, sql) : local.run(target, sql));
     }
 
     @Override
-    public Statement answer(ShapeText.Query query, Binds values) throws SQLException {
+    Statement answerFor(ShapeText.Query query, Binds values) throws SQLException {
         PreparedStatement ps = connection.delegate.prepareStatement(query.sql());
-        keep(ps);
-        copySettings(ps);
+        answers.keep(ps);
+        answers.copySettingsTo(ps);
         if (values != null) {
             values.applyTo(ps, query.parameters());
         }
@@ -140,7 +138,7 @@ abstract class GuardedPreparedStatement<T extends PreparedStatement> extends Gua
         if (fast()) {
             return wrap(delegate.executeQuery());
         }
-        return wrap(slow(PreparedStatement::executeQuery, Statement::executeQuery));
+        return wrap(slow((t, s) -> ((PreparedStatement) t).executeQuery(), Statement::executeQuery));
     }
 
     @Override
@@ -148,7 +146,7 @@ abstract class GuardedPreparedStatement<T extends PreparedStatement> extends Gua
         if (fast()) {
             return delegate.executeUpdate();
         }
-        return slow(PreparedStatement::executeUpdate, Statement::executeUpdate);
+        return slow((t, s) -> ((PreparedStatement) t).executeUpdate(), Statement::executeUpdate);
     }
 
     @Override
@@ -156,7 +154,7 @@ abstract class GuardedPreparedStatement<T extends PreparedStatement> extends Gua
         if (fast()) {
             return delegate.execute();
         }
-        return slow(PreparedStatement::execute, Statement::execute);
+        return slow((t, s) -> ((PreparedStatement) t).execute(), Statement::execute);
     }
 
     @Override
@@ -164,7 +162,7 @@ abstract class GuardedPreparedStatement<T extends PreparedStatement> extends Gua
         if (fast()) {
             return delegate.executeLargeUpdate();
         }
-        return slow(PreparedStatement::executeLargeUpdate, Statement::executeLargeUpdate);
+        return slow((t, s) -> ((PreparedStatement) t).executeLargeUpdate(), Statement::executeLargeUpdate);
     }
 
     @Override
@@ -185,34 +183,12 @@ abstract class GuardedPreparedStatement<T extends PreparedStatement> extends Gua
         batched++;
     }
 
+    /** The batch's texts are this statement's, once per addBatch (none when it is unflagged). */
     @Override
-    public int[] executeBatch() throws SQLException {
-        forgetAnswer();
+    List<StatementPlan> takeBatchPlans() {
         int n = batched;
         batched = 0;
-        if (plan.unflagged() && !guard.watchesEveryStatement()) {
-            return delegate.executeBatch();
-        }
-        List<StatementPlan> plans = new ArrayList<>(n);
-        for (int i = 0; i < n && !plan.unflagged(); i++) {
-            plans.add(plan);
-        }
-        return guard.runBatch(plans, delegate, s -> delegate.executeBatch());
-    }
-
-    @Override
-    public long[] executeLargeBatch() throws SQLException {
-        forgetAnswer();
-        int n = batched;
-        batched = 0;
-        if (plan.unflagged() && !guard.watchesEveryStatement()) {
-            return delegate.executeLargeBatch();
-        }
-        List<StatementPlan> plans = new ArrayList<>(n);
-        for (int i = 0; i < n && !plan.unflagged(); i++) {
-            plans.add(plan);
-        }
-        return guard.runBatch(plans, delegate, s -> delegate.executeLargeBatch());
+        return plan.unflagged() ? null : Collections.nCopies(n, plan);
     }
 
     @Override

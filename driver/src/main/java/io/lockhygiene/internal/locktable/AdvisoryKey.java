@@ -21,19 +21,11 @@ public final class AdvisoryKey {
         return new AdvisoryKey(true, ((long) first << 32) | (second & 0xFFFFFFFFL));
     }
 
-    public boolean isPair() {
-        return pair;
-    }
-
-    public long bigintValue() {
-        return value;
-    }
-
-    public int first() {
+    private int first() {
         return (int) (value >> 32);
     }
 
-    public int second() {
+    private int second() {
         return (int) value;
     }
 

@@ -5,9 +5,7 @@ import io.lockhygiene.internal.holder.HolderEndpoint;
 import io.lockhygiene.internal.holder.Holders;
 
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -48,18 +46,6 @@ import io.lockhygiene.settings.Settings;
  * probes' timeouts, and by the pool's own for a borrow).
  */
 public final class EndpointResolver {
-    /** Seconds a probe of the server's own address may take before auto settles for the pooler. */
-    static final int PROBE_TIMEOUT_SECONDS = 5;
-    static final String APPLICATION_NAME = "lockhygiene lock holder";
-
-    private static final String IDENTITY = "SELECT pg_catalog.host(pg_catalog.inet_server_addr()),"
-            + " pg_catalog.current_setting('port'), pg_catalog.current_database(),"
-            + " CASE WHEN pg_catalog.has_function_privilege('pg_catalog.pg_control_system()', 'execute')"
-            + " THEN (SELECT system_identifier::text FROM pg_catalog.pg_control_system()) END,"
-            + " pg_catalog.pg_postmaster_start_time()::text,"
-            + " (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())::text,"
-            + " pg_catalog.pg_backend_pid()";
-
     private EndpointResolver() {
     }
 
@@ -88,11 +74,11 @@ public final class EndpointResolver {
     private static Holder placement(HolderRoute route, Settings settings, Connection app, AtomicBoolean keep)
             throws SQLException {
         ConcurrentHashMap<String, FutureTask<Holder>> placements = route.placements();
-        String holderUrl = settings.holderUrl();
-        FutureTask<Holder> task = placements.get(holderUrl);
+        Settings.HolderUrl holderUrl = settings.holderUrl();
+        FutureTask<Holder> task = placements.get(holderUrl.key());
         if (task == null) {
             FutureTask<Holder> mine = new FutureTask<>(() -> compute(route, holderUrl, app, keep));
-            task = placements.putIfAbsent(holderUrl, mine);
+            task = placements.putIfAbsent(holderUrl.key(), mine);
             if (task == null) {
                 task = mine;
                 mine.run();
@@ -118,7 +104,7 @@ public final class EndpointResolver {
 
     /** True once {@code route} has its holder for {@code settings} (a caller may place it first). */
     public static boolean placed(HolderRoute route, Settings settings) {
-        FutureTask<Holder> task = route.placements().get(settings.holderUrl());
+        FutureTask<Holder> task = route.placements().get(settings.holderUrl().key());
         return task != null && task.isDone();
     }
 
@@ -127,7 +113,7 @@ public final class EndpointResolver {
      * when there is one (done now, or failed: the next {@link #resolve} tries again), false when none is made.
      */
     public static boolean awaitPlacement(HolderRoute route, Settings settings) throws SQLException {
-        FutureTask<Holder> task = route.placements().get(settings.holderUrl());
+        FutureTask<Holder> task = route.placements().get(settings.holderUrl().key());
         if (task == null) {
             return false;
         }
@@ -184,15 +170,15 @@ public final class EndpointResolver {
     /**
      * @param keep null when {@code app} is the application's own; else set when the holder keeps it
      */
-    private static Holder compute(HolderRoute route, String holderUrl, Connection app, AtomicBoolean keep)
+    private static Holder compute(HolderRoute route, Settings.HolderUrl holderUrl, Connection app, AtomicBoolean keep)
             throws SQLException {
-        if (Settings.HOLDER_POOLER.equals(holderUrl)) {
+        if (holderUrl.equals(Settings.HolderUrl.POOLER)) {
             return applicationRoute(route, route.describe(), app, keep);
         }
-        Identity appSide = identityOf(app);
+        ServerProbes.Identity appSide = ServerProbes.identityOf(app);
         boolean appThroughPooler = Pgjdbc.backendPid(app) != appSide.pid;
-        if (!Settings.HOLDER_AUTO.equals(holderUrl)) {
-            return Holders.of(explicit(route, holderUrl, appSide));
+        if (holderUrl.url() != null) {
+            return Holders.of(explicit(route, holderUrl.url(), appSide));
         }
         if (!appThroughPooler && !route.borrowsFromApplicationPool()) {
             // a direct application: its own route is a session of its own already
@@ -208,14 +194,15 @@ public final class EndpointResolver {
                 tried.add("nothing tells how the application connects (its URL and credentials are not known here)");
             }
             for (ConnectRecipe recipe : recipes) {
-                String url = appThroughPooler ? directUrl(recipe.url(), appSide) : recipe.url();
+                String url = appThroughPooler ? ServerProbes.directUrl(recipe.url(), appSide) : recipe.url();
                 HolderRoute.UrlOpener opener = route.urlOpener();
                 try {
-                    Identity holderSide = probe(opener, url, holderProperties(recipe.properties(), true));
+                    ServerProbes.Identity holderSide = ServerProbes.probe(opener, url,
+                            ServerProbes.holderProperties(recipe.properties(), true));
                     if (holderSide.identity().equals(appSide.identity())) {
                         String said = EmulateMessages.holderOnServer(route.describe(), holderSide.address,
                                 holderSide.port, recipe.source(), appThroughPooler);
-                        Properties props = holderProperties(recipe.properties(), false);
+                        Properties props = ServerProbes.holderProperties(recipe.properties(), false);
                         return Holders.of(HolderEndpoint.of(HolderEndpoint.Kind.DIRECT, ConnectionUrl.redact(url)
                                 + " (auto)", appSide.identity(), () -> opener.open(url, props)),
                                 () -> Log.info("{}", said)); // once per holder: a DataSource per tenant says it once
@@ -268,9 +255,10 @@ public final class EndpointResolver {
         }));
     }
 
-    private static HolderEndpoint explicit(HolderRoute route, String url, Identity appSide) throws SQLException {
+    private static HolderEndpoint explicit(HolderRoute route, String url, ServerProbes.Identity appSide)
+            throws SQLException {
         String shown = ConnectionUrl.redact(url);
-        Properties props = holderProperties(credentialsFor(url, route), false);
+        Properties props = ServerProbes.holderProperties(credentialsFor(url, route), false);
         HolderRoute.UrlOpener opener = route.urlOpener();
         Connection first;
         try {
@@ -282,13 +270,13 @@ public final class EndpointResolver {
             throw new SQLException(EmulateMessages.holderUrlNoDriver(shown), "HY024");
         }
         try {
-            Identity holderSide = identityOf(first);
+            ServerProbes.Identity holderSide = ServerProbes.identityOf(first);
             if (!holderSide.identity().equals(appSide.identity())) {
                 throw new SQLException(EmulateMessages.holderUrlOtherDatabase(shown, holderSide.identity(),
                         appSide.identity()), "HY024");
             }
             boolean pooler = Pgjdbc.backendPid(first) != holderSide.pid;
-            if (pooler && transactionPooling(opener, url, props, first)) {
+            if (pooler && ServerProbes.transactionPooling(opener, url, props, first)) {
                 throw new SQLException(EmulateMessages.holderUrlTransactionPooler(shown), "HY024");
             }
             return HolderEndpoint.of(pooler ? HolderEndpoint.Kind.SESSION_POOLER : HolderEndpoint.Kind.DIRECT, shown,
@@ -296,58 +284,6 @@ public final class EndpointResolver {
         } finally {
             try {
                 first.close();
-            } catch (SQLException | RuntimeException ignored) {
-                // a probe connection
-            }
-        }
-    }
-
-    /**
-     * Whether the pooler behind {@code first} pools by transaction: a second connection takes a server in
-     * a transaction; a session pooler keeps {@code first}'s backend for it, a transaction pooler gives
-     * {@code first} another one (or, with LIFO reuse, the second gets {@code first}'s former server).
-     */
-    private static boolean transactionPooling(HolderRoute.UrlOpener opener, String url, Properties props,
-                                              Connection first) throws SQLException {
-        int before = backendPid(first);
-        Connection second = opener.open(url, props);
-        try {
-            second.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_SECONDS * 1000);
-            first.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_SECONDS * 1000);
-            second.setAutoCommit(false);
-            int other = backendPid(second);
-            int after = backendPid(first);
-            return after != before || other == before;
-        } catch (SQLException e) {
-            throw new SQLException(EmulateMessages.holderUrlPoolingUnknown(ConnectionUrl.redact(url),
-                    PROBE_TIMEOUT_SECONDS, e.getMessage()), "HY024", e);
-        } finally {
-            try {
-                second.close();
-            } catch (SQLException | RuntimeException ignored) {
-                // a probe connection
-            }
-        }
-    }
-
-    private static int backendPid(Connection c) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_catalog.pg_backend_pid()")) {
-            rs.next();
-            return rs.getInt(1);
-        }
-    }
-
-    private static Identity probe(HolderRoute.UrlOpener opener, String url, Properties props) throws SQLException {
-        Connection c = opener.open(url, props);
-        if (c == null) {
-            throw new SQLException("no pgjdbc driver accepts " + ConnectionUrl.redact(url));
-        }
-        try {
-            c.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_SECONDS * 1000);
-            return identityOf(c);
-        } finally {
-            try {
-                c.close();
             } catch (SQLException | RuntimeException ignored) {
                 // a probe connection
             }
@@ -363,82 +299,5 @@ public final class EndpointResolver {
             p.putAll(HolderRoute.credentials(recipes.get(0).properties()));
         }
         return p;
-    }
-
-
-
-    private static Properties holderProperties(Properties credentials, boolean probe) {
-        Properties p = new Properties();
-        if (credentials != null) {
-            p.putAll(credentials);
-        }
-        p.setProperty("ApplicationName", APPLICATION_NAME);
-        if (probe) {
-            p.setProperty("connectTimeout", Integer.toString(PROBE_TIMEOUT_SECONDS));
-            p.setProperty("loginTimeout", Integer.toString(PROBE_TIMEOUT_SECONDS));
-        } else {
-            p.setProperty("connectTimeout", "10");
-            p.setProperty("tcpKeepAlive", "true"); // the client's side; the server's is set by the session itself
-        }
-        return p;
-    }
-
-    /** {@code jdbc:postgresql://addr:port/database} with the application URL's query parameters. */
-    static String directUrl(String applicationUrl, Identity server) {
-        int q = applicationUrl.indexOf('?');
-        String host = server.address.indexOf(':') >= 0 ? "[" + server.address + "]" : server.address;
-        return "jdbc:postgresql://" + host + ":" + server.port + "/" + encode(server.database)
-                + (q < 0 ? "" : applicationUrl.substring(q));
-    }
-
-    private static String encode(String database) {
-        try {
-            return java.net.URLEncoder.encode(database, "UTF-8").replace("+", "%20");
-        } catch (java.io.UnsupportedEncodingException e) {
-            return database;
-        }
-    }
-
-    /** Who answers on a connection: where, which database of which cluster, and its backend. */
-    static final class Identity {
-        final String address;
-        final String port;
-        final String database;
-        final String systemIdentifier;
-        final String started;
-        final String databaseOid;
-        final int pid;
-
-        Identity(String address, String port, String database, String systemIdentifier, String started,
-                 String databaseOid, int pid) {
-            this.address = address;
-            this.port = port;
-            this.database = database;
-            this.systemIdentifier = systemIdentifier;
-            this.started = started;
-            this.databaseOid = databaseOid;
-            this.pid = pid;
-        }
-
-        /** The same database of the same cluster compare equal. */
-        String identity() {
-            return (systemIdentifier != null ? "cluster " + systemIdentifier : "server started " + started)
-                    + ", database " + database + " (oid " + databaseOid + ")";
-        }
-    }
-
-    /** One query on {@code c}; leaves no transaction open that was not open before. */
-    static Identity identityOf(Connection c) throws SQLException {
-        boolean wasIdle = !Pgjdbc.inTransaction(c);
-        boolean autoCommit = c.getAutoCommit();
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(IDENTITY)) {
-            rs.next();
-            return new Identity(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
-                    rs.getString(6), rs.getInt(7));
-        } finally {
-            if (wasIdle && !autoCommit && Pgjdbc.inTransaction(c)) {
-                c.rollback(); // we opened it: nothing of ours stays on the application's connection
-            }
-        }
     }
 }

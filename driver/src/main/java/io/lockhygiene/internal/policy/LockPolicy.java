@@ -1,5 +1,7 @@
 package io.lockhygiene.internal.policy;
 
+import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.shape.ShapeParser;
 import io.lockhygiene.internal.sql.ScanResult;
 import io.lockhygiene.settings.Settings;
 
@@ -29,6 +31,9 @@ public final class LockPolicy {
         return settings.mode() == Settings.Mode.OFF;
     }
 
+    /** How the statement reaches us: a Statement's text, or prepared (its parameters are bound), or callable. */
+    public enum Form { TEXT, PREPARED, CALLABLE }
+
     /** What a statement's shape is to emulate. */
     public enum Shape {
         /** Not asked (not emulate, or no advisory call). */
@@ -43,23 +48,36 @@ public final class LockPolicy {
         UNBOUND
     }
 
-    /**
-     * @param scan what the text calls
-     * @param shape emulate: whether its calls can be decided in the table
-     * @param unsupported why not, for a refusal (null otherwise)
-     */
-    public static Plan plan(ScanResult scan, Shape shape, String unsupported, Situation where, Settings.Mode mode,
-                            Settings.LeakCheck leakCheck) {
-        return plan(scan, shape, unsupported, where, mode, leakCheck, false);
+    /** What the shape of a statement reaching us as {@code form} is to emulate (NONE without a shape). */
+    public static Shape shapeOf(LockShape shape, Form form) {
+        if (shape == null) {
+            return Shape.NONE;
+        }
+        if (shape.isSupported()) {
+            if (form == Form.TEXT && shape.parameterCount() > 0) {
+                return Shape.UNBOUND;
+            }
+            return (form == Form.CALLABLE) != (shape.form() == LockShape.Form.CALL_ESCAPE) ? Shape.UNSUPPORTED
+                    : Shape.SUPPORTED;
+        }
+        return shape.unsupported().startsWith(ShapeParser.SEVERAL_STATEMENTS) ? Shape.SEVERAL : Shape.UNSUPPORTED;
+    }
+
+    /** The plan of one execution (see the other {@code plan}), with the mode and leak check of {@code settings}. */
+    public static Plan plan(ScanResult scan, LockShape shape, Form form, boolean sampled, Situation where,
+                            Settings settings) {
+        return plan(scan, shape, form, sampled, where, settings.mode(), settings.leakCheck());
     }
 
     /**
+     * @param scan what the text calls
+     * @param shape emulate: the shape of its calls (null when none was read)
      * @param sampled the leak check sample took this autocommit statement's end (and the statement is one
      *                that may run inside a transaction block): under transaction pooling it is wrapped so that
      *                its COMMIT carries the check, as with leakCheck=always
      */
-    public static Plan plan(ScanResult scan, Shape shape, String unsupported, Situation where, Settings.Mode mode,
-                            Settings.LeakCheck leakCheck, boolean sampled) {
+    public static Plan plan(ScanResult scan, LockShape shape, Form form, boolean sampled, Situation where,
+                            Settings.Mode mode, Settings.LeakCheck leakCheck) {
         if (mode == Settings.Mode.OFF) {
             return Plan.PASS;
         }
@@ -77,7 +95,7 @@ public final class LockPolicy {
             return scan.hasSessionLevelCall() ? Plan.RECORD : Plan.PASS;
         }
         if (mode == Settings.Mode.EMULATE && where.emulating()) {
-            return emulate(scan, shape, unsupported, where);
+            return emulate(scan, shape, form, where);
         }
         if (!scan.hasSessionLevelCall()) {
             return Plan.PASS; // transaction-level calls are hygienic
@@ -90,7 +108,7 @@ public final class LockPolicy {
                 break; // unlocks alone take nothing: as detect
             case REWRITE:
                 if (anyCallInTransaction(scan, where)) {
-                    return Plan.REWRITE;
+                    return Plan.REWRITE; // never wrapped: a call in a transaction means no transaction of ours
                 }
                 break; // in autocommit an xact lock would end with the statement: keep the session form
             default:
@@ -99,7 +117,25 @@ public final class LockPolicy {
         return checked && wraps(where, scan) ? Plan.RECORD_WRAPPED : Plan.RECORD;
     }
 
-    private static Plan emulate(ScanResult scan, Shape shape, String unsupported, Situation where) {
+    /**
+     * One text of a batch (its calls' answers are never read: a batch's results are update counts): recorded
+     * and wrapped as a Statement's text, but refused under emulate when it has session-level calls.
+     */
+    public static Plan inBatch(ScanResult sentScan, LockShape shape, Situation where, Settings settings) {
+        if (shape != null && shape.hasSessionLevelCall() && emulates(settings) && where.emulating()
+                && where.transactionPooling()) {
+            return Plan.refuse("session-level advisory calls in a batch (a batch's results are update counts, so"
+                    + " the calls' answers could not be read anyway)");
+        }
+        return plan(sentScan, null, Form.TEXT, false, where, settings);
+    }
+
+    /** An empty batch (addBatch texts that all passed unchecked): wrapped when every end is checked. */
+    public static boolean wrapsBatch(Situation where, Settings settings) {
+        return plan(ScanResult.NOTHING, null, Form.TEXT, false, where, settings).wrapped();
+    }
+
+    private static Plan emulate(ScanResult scan, LockShape shape, Form form, Situation where) {
         if (where.venue() == Situation.Venue.APPLICATION) {
             if (scan.hasSessionLevelCall()) {
                 return Plan.refuse("a session-level advisory call in a transaction whose transaction-level advisory"
@@ -108,11 +144,17 @@ public final class LockPolicy {
             }
             return Plan.ON_SERVER;
         }
-        switch (shape) {
+        switch (shapeOf(shape, form)) {
             case SUPPORTED:
                 return Plan.EMULATE;
             case SEVERAL:
-                return Plan.SPLIT;
+                if (form != Form.TEXT) {
+                    return Plan.refuse("several statements in one prepared statement");
+                }
+                // in autocommit a text without BEGIN or COMMIT of its own runs in one transaction of ours, as
+                // PostgreSQL runs such a text in one implicit transaction (a failure undoes all of it)
+                return !where.statementRunsInTransaction() && !scan.hasTransactionControl() ? Plan.SPLIT_WRAPPED
+                        : Plan.SPLIT;
             case UNBOUND:
                 return Plan.PASS;
             default:
@@ -121,7 +163,8 @@ public final class LockPolicy {
         if (!scan.hasSessionLevelCall() && !where.ownerBusy()) {
             return Plan.ON_SERVER;
         }
-        return Plan.refuse(unsupported == null ? "a statement emulate cannot follow" : unsupported);
+        String why = shape == null ? null : shape.unsupported();
+        return Plan.refuse(why == null ? "a statement emulate cannot follow" : why);
     }
 
     /** Where a leak check can run: a transaction's end (API or text), or a connection's return. */

@@ -40,6 +40,8 @@ public final class Plan {
     public static final Plan EMULATE = new Plan(Action.EMULATE, false, null);
     public static final Plan ON_SERVER = new Plan(Action.ON_SERVER, false, null);
     public static final Plan SPLIT = new Plan(Action.SPLIT, false, null);
+    /** A split text in autocommit: its statements run in one transaction of ours. */
+    public static final Plan SPLIT_WRAPPED = new Plan(Action.SPLIT, true, null);
 
     private final Action action;
     private final boolean wrapped;

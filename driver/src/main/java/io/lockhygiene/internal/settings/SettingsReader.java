@@ -33,15 +33,16 @@ public final class SettingsReader {
                 requireKnown(key, "system properties");
             }
         }
-        return new Settings(
-                parse(Settings.Mode.values(), Setting.MODE, connectionKeys, system, env),
-                parse(Settings.PoolMode.values(), Setting.POOL_MODE, connectionKeys, system, env),
-                parse(Settings.LeakCheck.values(), Setting.LEAK_CHECK, connectionKeys, system, env),
-                parse(Settings.LogSql.values(), Setting.LOG_SQL, connectionKeys, system, env),
-                parseMillis(Setting.LOCK_TIMEOUT, connectionKeys, system, env),
-                parse(Settings.SkipLocked.values(), Setting.SKIP_LOCKED, connectionKeys, system, env),
-                holderUrl(connectionKeys, system, env),
-                sampleRate(connectionKeys, system, env));
+        return Settings.builder()
+                .mode(parse(Settings.Mode.values(), Setting.MODE, connectionKeys, system, env))
+                .poolMode(parse(Settings.PoolMode.values(), Setting.POOL_MODE, connectionKeys, system, env))
+                .leakCheck(parse(Settings.LeakCheck.values(), Setting.LEAK_CHECK, connectionKeys, system, env))
+                .logSql(parse(Settings.LogSql.values(), Setting.LOG_SQL, connectionKeys, system, env))
+                .lockTimeoutMillis(parseMillis(Setting.LOCK_TIMEOUT, connectionKeys, system, env))
+                .skipLocked(parse(Settings.SkipLocked.values(), Setting.SKIP_LOCKED, connectionKeys, system, env))
+                .holderUrl(holderUrl(connectionKeys, system, env))
+                .leakCheckSample(sampleRate(connectionKeys, system, env))
+                .build();
     }
 
     /** "0.01", "1%", "0" (off), "1" (every transaction end). */
@@ -65,21 +66,25 @@ public final class SettingsReader {
     }
 
     /** auto, pooler, or a pgjdbc URL ({@code jdbc:lockhygiene:postgresql:} is taken as its pgjdbc URL). */
-    private static String holderUrl(Map<String, String> connectionKeys, Properties system, Function<String, String> env) {
+    private static Settings.HolderUrl holderUrl(Map<String, String> connectionKeys, Properties system,
+                                                Function<String, String> env) {
         String[] found = lookup(Setting.HOLDER_URL, connectionKeys, system, env);
         if (found == null) {
-            return Settings.HOLDER_AUTO;
+            return Settings.HolderUrl.AUTO;
         }
         String value = found[0].trim();
         String lower = value.toLowerCase(Locale.ROOT);
-        if (lower.equals(Settings.HOLDER_AUTO) || lower.equals(Settings.HOLDER_POOLER)) {
-            return lower;
+        if (lower.equals("auto")) {
+            return Settings.HolderUrl.AUTO;
+        }
+        if (lower.equals("pooler")) {
+            return Settings.HolderUrl.POOLER;
         }
         if (ConnectionUrl.accepts(value)) {
-            return ConnectionUrl.parse(value).targetUrl();
+            return Settings.HolderUrl.of(ConnectionUrl.parse(value).targetUrl());
         }
         if (value.startsWith("jdbc:postgresql:")) {
-            return value;
+            return Settings.HolderUrl.of(value);
         }
         throw new IllegalArgumentException("Bad value '" + ConnectionUrl.redact(value) + "' for "
                 + Setting.HOLDER_URL.key() + " (from " + found[1] + "); allowed: auto, pooler, or a pgjdbc URL"

@@ -6,7 +6,7 @@ import java.util.List;
 /**
  * One statement's advisory calls as emulate decides them: which calls, on which keys, in the order
  * PostgreSQL evaluates them, and how the statement is answered. Made by {@link ShapeParser}; pure and
- * immutable, cached with the statement's plan.
+ * immutable but for the parameter types PostgreSQL accepted it with; cached with the text's analysis.
  *
  * <p>Forms:
  * <ul>
@@ -50,57 +50,62 @@ public final class LockShape {
     final String sql;
     final Form form;
     final List<Item> items;
+    /** FROM_CALL and CALL_ESCAPE: the call the statement is about. */
     final Node.Call fromCall;
     /** FROM_CALL: the table alias written (null: none, the function's name is used). */
     final String fromAlias;
     /** FROM_CALL: the call's result column name (its column alias, its table alias, or the function's name). */
     final String fromColumn;
-    /** FROM_CALL: where the written alias ends, or the call's end when none is written. */
-    final int fromAliasEnd;
-    final boolean fromAliasHasColumns;
     /** ROWS: where the text after the select list starts (its FROM). */
     final int tailStart;
     final List<Node.Call> calls;
     final int parameterCount;
     final boolean outParameter;
     final String unsupported;
+    private static final int MAX_ACCEPTED = 16;
+    private final java.util.Set<String> accepted = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-    LockShape(String sql, Form form, List<Item> items, Node.Call fromCall, String fromAlias, String fromColumn,
-              int fromAliasEnd, boolean fromAliasHasColumns, int tailStart, List<Node.Call> calls, int parameterCount,
-              boolean outParameter) {
+    private LockShape(String sql, Form form, List<Item> items, Node.Call fromCall, String fromAlias, String fromColumn,
+                      int tailStart, List<Node.Call> calls, int parameterCount, boolean outParameter, String unsupported) {
         this.sql = sql;
         this.form = form;
         this.items = Collections.unmodifiableList(items);
         this.fromCall = fromCall;
         this.fromAlias = fromAlias;
         this.fromColumn = fromColumn;
-        this.fromAliasEnd = fromAliasEnd;
-        this.fromAliasHasColumns = fromAliasHasColumns;
         this.tailStart = tailStart;
         this.calls = Collections.unmodifiableList(calls);
         this.parameterCount = parameterCount;
         this.outParameter = outParameter;
-        this.unsupported = null;
-    }
-
-    private LockShape(String sql, String unsupported, List<Node.Call> calls, int parameterCount) {
-        this.sql = sql;
-        this.form = null;
-        this.items = Collections.emptyList();
-        this.fromCall = null;
-        this.fromAlias = null;
-        this.fromColumn = null;
-        this.fromAliasEnd = -1;
-        this.fromAliasHasColumns = false;
-        this.tailStart = -1;
-        this.calls = calls;
-        this.parameterCount = parameterCount;
-        this.outParameter = false;
         this.unsupported = unsupported;
     }
 
+    /** {@code SELECT item, ...} without FROM. */
+    static LockShape selectList(String sql, List<Item> items, List<Node.Call> calls, int parameters) {
+        return new LockShape(sql, Form.SELECT_LIST, items, null, null, null, -1, calls, parameters, false, null);
+    }
+
+    /** {@code SELECT ... FROM call [AS alias [(column)]]}: {@code alias} null when none is written. */
+    static LockShape fromCall(String sql, List<Item> items, Node.Call call, String alias, String column,
+                              List<Node.Call> calls, int parameters) {
+        return new LockShape(sql, Form.FROM_CALL, items, call, alias, column, -1, calls, parameters, false, null);
+    }
+
+    /** {@code SELECT call, ... FROM ...}: the rows' part of the text starts at {@code tailStart}. */
+    static LockShape rows(String sql, List<Item> items, int tailStart, List<Node.Call> calls, int parameters) {
+        return new LockShape(sql, Form.ROWS, items, null, null, null, tailStart, calls, parameters, false, null);
+    }
+
+    /** {@code {call f(...)}} or, with {@code outParameter}, {@code {? = call f(...)}}. */
+    static LockShape callEscape(String sql, Node.Call call, boolean outParameter, List<Node.Call> calls, int parameters) {
+        List<Item> items = Collections.singletonList(new Item(call, "result", true));
+        return new LockShape(sql, Form.CALL_ESCAPE, items, call, "result", "result", -1, calls, parameters,
+                outParameter, null);
+    }
+
+    /** A statement emulate cannot decide exactly, and why. */
     static LockShape unsupported(String sql, String why, List<Node.Call> calls, int parameterCount) {
-        return new LockShape(sql, why, calls, parameterCount);
+        return new LockShape(sql, null, Collections.emptyList(), null, null, null, -1, calls, parameterCount, false, why);
     }
 
     public String sql() {
@@ -132,6 +137,21 @@ public final class LockShape {
     /** Every advisory call, in text order (each call's {@link Node.Call#index()}). */
     public List<Node.Call> calls() {
         return calls;
+    }
+
+    /** True when PostgreSQL accepted the text with parameters of these types (see {@link #accept}). */
+    public boolean accepted(String parameterTypes) {
+        return accepted.contains(parameterTypes);
+    }
+
+    /**
+     * PostgreSQL accepted the text with parameters of these types: a fact about the text, kept with its shape
+     * (a few sets of types; a text bound with ever new types is asked again past that).
+     */
+    public void accept(String parameterTypes) {
+        if (accepted.size() < MAX_ACCEPTED) {
+            accepted.add(parameterTypes);
+        }
     }
 
     /** JDBC bind parameters ({@code ?}) in the text, the out parameter of {@code {? = call}} included. */
@@ -176,18 +196,6 @@ public final class LockShape {
                 && release.function.isSessionLevel() && release.function.kind() == io.lockhygiene.internal.sql.AdvisoryFunction.Kind.RELEASE
                 && take.function.isShared() == release.function.isShared() && take.args.size() == release.args.size();
         return elseFalse && matching ? new Node.Call[] {take, release} : null;
-    }
-
-    /** True when some key is an expression only the server can evaluate. */
-    public boolean hasExpressionKeys() {
-        for (Node.Call c : calls) {
-            for (KeyArg a : c.args) {
-                if (a.kind() == KeyArg.Kind.EXPRESSION) {
-                    return true;
-                }
-            }
-        }
-        return false;
     }
 
     /**

@@ -307,4 +307,34 @@ public abstract class Node {
             return 0;
         }
     }
+
+    /** True when the lock table can tell the value: calls, boolean constants, NOT / AND / OR of those. */
+    static boolean decidable(Node n) {
+        if (n instanceof Node.Call || n instanceof Node.Const) {
+            return true;
+        }
+        if (n instanceof Node.Bool) {
+            for (Node a : ((Node.Bool) n).args) {
+                if (!decidable(a)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        if (n instanceof Node.Case) {
+            Node.Case c = (Node.Case) n;
+            for (Node a : c.conditions) {
+                if (!decidable(a)) {
+                    return false;
+                }
+            }
+            for (Node a : c.results) {
+                if (!decidable(a)) {
+                    return false;
+                }
+            }
+            return c.otherwise == null || decidable(c.otherwise);
+        }
+        return false;
+    }
 }

@@ -102,4 +102,158 @@ final class SqlTokens {
             add(kind, lexer.start(), lexer.end());
         }
     }
+
+    // structure: where parentheses and CASE ... END close, for the shape parser
+
+    /** The matching ')' of the '(' at {@code open}, or -1. */
+    int matching(int open, int last) {
+        if (kind(open) != LPAREN) {
+            return -1;
+        }
+        int depth = 0;
+        for (int i = open; i < last; i++) {
+            int k = kind(i);
+            if (k == LPAREN || k == LBRACKET) {
+                depth++;
+            } else if (k == RPAREN || k == RBRACKET) {
+                depth--;
+                if (depth == 0) {
+                    return k == RPAREN ? i : -1;
+                }
+            }
+        }
+        return -1;
+    }
+
+    /** The parenthesis depth at token {@code at}, counted from {@code from}. */
+    int depthAt(int from, int at) {
+        int depth = 0;
+        for (int i = from; i < at; i++) {
+            int k = kind(i);
+            if (k == LPAREN || k == LBRACKET) {
+                depth++;
+            } else if (k == RPAREN || k == RBRACKET) {
+                depth--;
+            }
+        }
+        return depth;
+    }
+
+    /** The first {@code word} at parenthesis depth 0 in [from, to), CASE ... END skipped; -1 if none. */
+    int topLevelWord(int from, int to, String word) {
+        int depth = 0;
+        int cases = 0;
+        for (int i = from; i < to; i++) {
+            int k = kind(i);
+            if (k == LPAREN || k == LBRACKET) {
+                depth++;
+            } else if (k == RPAREN || k == RBRACKET) {
+                depth--;
+            } else if (depth == 0 && isWord(i, "case")) {
+                cases++;
+            } else if (depth == 0 && cases > 0 && isWord(i, "end")) {
+                cases--;
+            } else if (depth == 0 && cases == 0 && isWord(i, word)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** The END of the CASE whose first WHEN is at {@code from}, or -1. */
+    int caseEnd(int from, int to) {
+        int depth = 0;
+        int cases = 0;
+        for (int i = from; i < to; i++) {
+            int k = kind(i);
+            if (k == LPAREN || k == LBRACKET) {
+                depth++;
+            } else if (k == RPAREN || k == RBRACKET) {
+                depth--;
+            } else if (depth == 0 && isWord(i, "case")) {
+                cases++;
+            } else if (depth == 0 && isWord(i, "end")) {
+                if (cases == 0) {
+                    return i;
+                }
+                cases--;
+            }
+        }
+        return -1;
+    }
+
+    /** {@code word} at this CASE's own level in [from, to), or -1. */
+    int caseWord(int from, int to, String word) {
+        int depth = 0;
+        int cases = 0;
+        for (int i = from; i < to; i++) {
+            int k = kind(i);
+            if (k == LPAREN || k == LBRACKET) {
+                depth++;
+            } else if (k == RPAREN || k == RBRACKET) {
+                depth--;
+            } else if (depth == 0 && isWord(i, "case")) {
+                cases++;
+            } else if (depth == 0 && cases > 0 && isWord(i, "end")) {
+                cases--;
+            } else if (depth == 0 && cases == 0 && isWord(i, word)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** The next WHEN or ELSE of this CASE after a THEN, or its END. */
+    int caseNext(int from, int endAt) {
+        int depth = 0;
+        int cases = 0;
+        for (int i = from; i < endAt; i++) {
+            int k = kind(i);
+            if (k == LPAREN || k == LBRACKET) {
+                depth++;
+            } else if (k == RPAREN || k == RBRACKET) {
+                depth--;
+            } else if (depth == 0 && isWord(i, "case")) {
+                cases++;
+            } else if (depth == 0 && cases > 0 && isWord(i, "end")) {
+                cases--;
+            } else if (depth == 0 && cases == 0 && (isWord(i, "when") || isWord(i, "else"))) {
+                return i;
+            }
+        }
+        return endAt;
+    }
+
+    /**
+     * The end (exclusive) of a type name starting at {@code from}: a word (schema-qualified or not), the
+     * second word of PostgreSQL's two-word types, a (n) modifier, []; -1 when it is no type name it reads.
+     */
+    int typeNameEnd(int from, int to, int last) {
+        int i = from;
+        if (i >= to || (kind(i) != IDENT && kind(i) != QUOTED)) {
+            return -1;
+        }
+        i++;
+        if (i + 1 < to && kind(i) == DOT) {
+            i += 2;
+        }
+        if (i < to && (isWord(i, "varying") || isWord(i, "precision"))) {
+            i++;
+        }
+        if (i + 2 < to && (isWord(i, "with") || isWord(i, "without")) && isWord(i + 1, "time")
+                && isWord(i + 2, "zone")) {
+            i += 3;
+        }
+        if (i < to && kind(i) == LPAREN) {
+            int close = matching(i, last);
+            if (close < 0 || close >= to) {
+                return -1;
+            }
+            i = close + 1;
+        }
+        while (i + 1 < to && kind(i) == LBRACKET && kind(i + 1) == RBRACKET) {
+            i += 2;
+        }
+        return i;
+    }
 }

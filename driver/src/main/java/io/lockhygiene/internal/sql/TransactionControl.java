@@ -96,6 +96,15 @@ public final class TransactionControl {
     }
 
     /**
+     * True when the transaction end {@code endText} commits (COMMIT, END, COMMIT AND CHAIN in any case, after
+     * comments): not a ROLLBACK, ABORT or PREPARE TRANSACTION.
+     */
+    public static boolean commits(String endText) {
+        SqlLexer lexer = new SqlLexer(endText);
+        return lexer.next() == SqlLexer.IDENT && (lexer.isWord("commit") || lexer.isWord("end"));
+    }
+
+    /**
      * Classifies a statement by its leading words (lower-cased, at most five); null when it is no
      * transaction control. COMMIT PREPARED and ROLLBACK PREPARED act on a prepared transaction, not on
      * the session's, and are none of these.

@@ -38,12 +38,10 @@ class LeakCheckSampleTest {
         for (int i = 0; i < 10; i++) {
             assertTrue(all.next());
         }
-        assertNull(LeakCheckSample.of(Settings.DEFAULTS.withLeakCheckSample(0)));
-        Settings always = new Settings(Settings.Mode.DETECT, Settings.PoolMode.AUTO, Settings.LeakCheck.ALWAYS,
-                Settings.LogSql.TRUNCATE);
+        assertNull(LeakCheckSample.of(Settings.DEFAULTS.toBuilder().leakCheckSample(0).build()));
+        Settings always = Settings.builder().leakCheck(Settings.LeakCheck.ALWAYS).build();
         assertNull(LeakCheckSample.of(always), "always checks every end already");
-        Settings off = new Settings(Settings.Mode.OFF, Settings.PoolMode.AUTO, Settings.LeakCheck.TRACKED,
-                Settings.LogSql.TRUNCATE);
+        Settings off = Settings.builder().mode(Settings.Mode.OFF).build();
         assertNull(LeakCheckSample.of(off));
         assertTrue(LeakCheckSample.of(Settings.DEFAULTS) != null, "on by default");
         assertEquals(0.005, Settings.DEFAULTS.leakCheckSample());

@@ -21,15 +21,9 @@ import io.lockhygiene.settings.Settings.Mode;
  */
 class LockPolicyTest {
 
-    private static LockPolicy.Shape shapeOf(String sql, ScanResult scan, boolean emulate) {
-        if (!emulate || scan.calls().isEmpty()) {
-            return LockPolicy.Shape.NONE;
-        }
-        LockShape s = ShapeParser.parse(sql);
-        if (s.isSupported()) {
-            return LockPolicy.Shape.SUPPORTED;
-        }
-        return s.unsupported().equals(ShapeParser.SEVERAL_STATEMENTS) ? LockPolicy.Shape.SEVERAL : LockPolicy.Shape.UNSUPPORTED;
+    /** The shape the guard reads for a text with calls under emulate (the policy ignores it otherwise). */
+    private static LockShape shapeOf(String sql, ScanResult scan) {
+        return scan.calls().isEmpty() ? null : ShapeParser.parse(sql);
     }
 
     @ParameterizedTest(name = "{0} | {1} pooling={2} autocommit={3} venue={4} busy={5} {6} -> {7}")
@@ -55,7 +49,10 @@ class LockPolicyTest {
             "SELECT pg_advisory_lock(7742, hashtext('job'))      | OPEN   | true  | false | TABLE     | true  | EMULATE | EMULATE",
             "SELECT CASE WHEN pg_try_advisory_lock(5) THEN pg_advisory_unlock(5) ELSE false END | IDLE | true | true | UNDECIDED | false | EMULATE | EMULATE",
             "SELECT pg_try_advisory_lock(id) FROM jobs WHERE id = 1 | IDLE | true | true | UNDECIDED | false | EMULATE | EMULATE",
-            "SELECT 1 AS one; SELECT pg_advisory_unlock(7)        | IDLE   | true  | true  | UNDECIDED | false | EMULATE | SPLIT",
+            "SELECT 1 AS one; SELECT pg_advisory_unlock(7)        | IDLE   | true  | true  | UNDECIDED | false | EMULATE | SPLIT wrapped",
+            "SELECT 1 AS one; SELECT pg_advisory_unlock(7)        | OPEN   | true  | true  | TABLE     | false | EMULATE | SPLIT",
+            "BEGIN; SELECT pg_advisory_xact_lock(7); COMMIT      | IDLE   | true  | true  | UNDECIDED | false | EMULATE | SPLIT",
+            "SELECT pg_advisory_lock(?)                          | IDLE   | true  | true  | UNDECIDED | false | EMULATE | PASS",
             // shapes it cannot follow: transaction-level ones run on their own server while the owner holds nothing
             "SELECT * FROM jobs WHERE pg_try_advisory_xact_lock(id) LIMIT 1 | OPEN | true | false | UNDECIDED | false | EMULATE | ON_SERVER",
             "SELECT * FROM jobs WHERE pg_try_advisory_xact_lock(id) LIMIT 1 | OPEN | true | false | UNDECIDED | true  | EMULATE | REFUSE",
@@ -82,7 +79,7 @@ class LockPolicyTest {
                Mode mode, String expected) {
         ScanResult scan = SqlScanner.scan(sql);
         Situation where = new Situation(status, autoCommit, txPool, mode == Mode.EMULATE, venue, busy);
-        Plan plan = LockPolicy.plan(scan, shapeOf(sql, scan, mode == Mode.EMULATE), "why", where, mode, LeakCheck.TRACKED);
+        Plan plan = LockPolicy.plan(scan, shapeOf(sql, scan), LockPolicy.Form.TEXT, false, where, mode, LeakCheck.TRACKED);
         assertEquals(expected, plan.action() + (plan.wrapped() ? " wrapped" : ""));
         if (plan.action() == Plan.Action.REFUSE) {
             assertNotNull(plan.refusal());
@@ -93,8 +90,8 @@ class LockPolicyTest {
     @CsvSource({"TRACKED, RECORD wrapped", "ALWAYS, RECORD wrapped", "NEVER, RECORD"})
     void autocommitLockCallsAreWrappedUnlessChecksAreOff(LeakCheck leakCheck, String expected) {
         Situation where = new Situation(TransactionStatus.IDLE, true, true);
-        Plan plan = LockPolicy.plan(SqlScanner.scan("SELECT pg_advisory_lock(1)"), LockPolicy.Shape.NONE, null, where,
-                Mode.DETECT, leakCheck);
+        Plan plan = LockPolicy.plan(SqlScanner.scan("SELECT pg_advisory_lock(1)"), null, LockPolicy.Form.TEXT, false,
+                where, Mode.DETECT, leakCheck);
         assertEquals(expected, plan.action() + (plan.wrapped() ? " wrapped" : ""));
     }
 
@@ -102,7 +99,8 @@ class LockPolicyTest {
     @CsvSource({"ALWAYS, true, PASS wrapped", "ALWAYS, false, PASS", "TRACKED, true, PASS"})
     void statementsWithoutCallsAreWrappedOnlyWhenEveryEndIsChecked(LeakCheck leakCheck, boolean autoCommit, String expected) {
         Situation where = new Situation(TransactionStatus.IDLE, autoCommit, true);
-        Plan plan = LockPolicy.plan(SqlScanner.scan("SELECT 1"), LockPolicy.Shape.NONE, null, where, Mode.DETECT, leakCheck);
+        Plan plan = LockPolicy.plan(SqlScanner.scan("SELECT 1"), null, LockPolicy.Form.TEXT, false, where, Mode.DETECT,
+                leakCheck);
         assertEquals(expected, plan.action() + (plan.wrapped() ? " wrapped" : ""));
     }
 
@@ -121,5 +119,57 @@ class LockPolicyTest {
     void theCheckAtTheEnd(LockPolicy.CheckPoint at, LeakCheck leakCheck, boolean tracked, boolean pooling,
                           boolean due) {
         assertEquals(due, LockPolicy.checkDue(at, leakCheck, tracked, pooling));
+    }
+
+    @ParameterizedTest(name = "{0} as {1} -> {2}")
+    @CsvSource(delimiter = '|', value = {
+            "SELECT pg_advisory_lock(1)                 | TEXT     | SUPPORTED",
+            "SELECT pg_advisory_lock(?)                 | TEXT     | UNBOUND",
+            "SELECT pg_advisory_lock(?)                 | PREPARED | SUPPORTED",
+            "{call pg_advisory_lock(?)}                 | CALLABLE | SUPPORTED",
+            "{call pg_advisory_lock(?)}                 | PREPARED | UNSUPPORTED",
+            "SELECT pg_advisory_lock(?)                 | CALLABLE | UNSUPPORTED",
+            "SELECT 1; SELECT pg_advisory_lock(1)       | TEXT     | SEVERAL",
+            "UPDATE t SET x = pg_try_advisory_lock(1)   | TEXT     | UNSUPPORTED",
+    })
+    void shapesAreReadAsTheGuardReadsThem(String sql, LockPolicy.Form form, LockPolicy.Shape expected) {
+        assertEquals(expected, LockPolicy.shapeOf(ShapeParser.parse(sql), form));
+        assertEquals(LockPolicy.Shape.NONE, LockPolicy.shapeOf(null, form));
+    }
+
+    @ParameterizedTest(name = "{0} as {1} -> {2}")
+    @CsvSource(delimiter = '|', value = {
+            "SELECT 1; SELECT pg_advisory_unlock(7)   | TEXT     | SPLIT wrapped",
+            "SELECT 1; SELECT pg_advisory_unlock(7)   | PREPARED | REFUSE",
+            "SELECT pg_advisory_lock(?)               | PREPARED | EMULATE",
+            "SELECT pg_advisory_lock(?)               | TEXT     | PASS",
+            "{call pg_advisory_lock(?)}               | CALLABLE | EMULATE",
+    })
+    void theFormDecidesUnderEmulate(String sql, LockPolicy.Form form, String expected) {
+        ScanResult scan = SqlScanner.scan(sql);
+        Situation where = new Situation(TransactionStatus.IDLE, true, true, true, Venue.UNDECIDED, false);
+        Plan plan = LockPolicy.plan(scan, ShapeParser.parse(sql), form, false, where, Mode.EMULATE, LeakCheck.TRACKED);
+        assertEquals(expected, plan.action() + (plan.wrapped() ? " wrapped" : ""));
+        if (plan.action() == Plan.Action.REFUSE) {
+            assertEquals("several statements in one prepared statement", plan.refusal());
+        }
+    }
+
+    @ParameterizedTest(name = "batch of {0}, {1}, pooling={2} -> {3}")
+    @CsvSource(delimiter = '|', value = {
+            "SELECT pg_advisory_lock(1)        | DETECT  | true  | RECORD wrapped",
+            "SELECT pg_advisory_lock(1)        | DETECT  | false | RECORD",
+            "SELECT pg_advisory_lock(1)        | EMULATE | true  | REFUSE",
+            "SELECT pg_advisory_lock(1)        | EMULATE | false | RECORD",
+            "SELECT pg_advisory_xact_lock(1)   | EMULATE | true  | ON_SERVER",
+            "INSERT INTO t VALUES (1)          | EMULATE | true  | PASS",
+    })
+    void batchTexts(String sql, Mode mode, boolean pooling, String expected) {
+        ScanResult scan = SqlScanner.scan(sql);
+        Situation where = new Situation(TransactionStatus.IDLE, true, pooling, mode == Mode.EMULATE, Venue.UNDECIDED,
+                false);
+        io.lockhygiene.settings.Settings settings = io.lockhygiene.settings.Settings.builder().mode(mode).build();
+        Plan plan = LockPolicy.inBatch(scan, scan.calls().isEmpty() ? null : ShapeParser.parse(sql), where, settings);
+        assertEquals(expected, plan.action() + (plan.wrapped() ? " wrapped" : ""));
     }
 }

@@ -105,7 +105,20 @@ class SqlScannerTest {
         assertTrue(SqlScanner.mightMatter("... FOR UPDATE SKIP LOCKED"));
         assertFalse(SqlScanner.mightMatter("SELECT * FROM accounts WHERE id = 1 FOR UPDATE"));
         assertFalse(SqlScanner.mightMatter("advisor"));
-        assertTrue(SqlScanner.mightMatter("ADVISORY"));
+        assertFalse(SqlScanner.mightMatter("ADVISORY"), "every advisory function's name also says lock");
+        assertTrue(SqlScanner.mightMatter("ADVISORY LOCK"));
+        assertTrue(SqlScanner.mightMatter("select pg_catalog.Pg_Try_Advisory_Xact_Lock_Shared(1)"));
+        assertTrue(SqlScanner.mightMatter("select pg_advisory_unlock_all()"));
+        assertTrue(SqlScanner.mightMatter("sKiP lOcKeD"));
+        assertFalse(SqlScanner.mightMatter("UPDATE t SET lock_version = lock_version + 1 WHERE id = ?"),
+                "a text that says lock but neither advisory nor skip cannot matter");
+        assertFalse(SqlScanner.mightMatter("skip"));
+        assertFalse(SqlScanner.mightMatter("k"));
+        assertFalse(SqlScanner.mightMatter("ock"));
+        for (io.lockhygiene.internal.sql.AdvisoryFunction f : io.lockhygiene.internal.sql.AdvisoryFunction.values()) {
+            assertTrue(SqlScanner.mightMatter("SELECT " + f.sqlName() + "(1)"), f.sqlName());
+            assertTrue(SqlScanner.mightMatter("SELECT " + f.sqlName().toUpperCase(java.util.Locale.ROOT) + "(1)"));
+        }
     }
 
     @Test

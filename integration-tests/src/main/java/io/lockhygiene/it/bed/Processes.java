@@ -4,10 +4,13 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /** Runs the bed's external commands, as an unprivileged user when the JVM is root. */
 final class Processes {
@@ -114,6 +117,67 @@ final class Processes {
         Result(int exitCode, String output) {
             this.exitCode = exitCode;
             this.output = output;
+        }
+    }
+
+    // where the binaries are
+
+    static Optional<Path> findPostgresBin() {
+        Optional<Path> onPath = which("pg_ctl").map(Processes::realPath).map(Path::getParent)
+                .filter(d -> Files.isExecutable(d.resolve("initdb")) && Files.isExecutable(d.resolve("postgres")));
+        if (onPath.isPresent()) {
+            return onPath;
+        }
+        Path root = Paths.get("/usr/lib/postgresql");
+        if (!Files.isDirectory(root)) {
+            return Optional.empty();
+        }
+        try (Stream<Path> versions = Files.list(root)) {
+            return versions.map(v -> v.resolve("bin"))
+                    .filter(d -> Files.isExecutable(d.resolve("initdb")) && Files.isExecutable(d.resolve("pg_ctl"))
+                            && Files.isExecutable(d.resolve("postgres")))
+                    .max(Comparator.comparing(Processes::majorVersion));
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static int majorVersion(Path bin) {
+        try {
+            return Integer.parseInt(bin.getParent().getFileName().toString());
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    static Optional<Path> findPgBouncer() {
+        Optional<Path> onPath = which("pgbouncer");
+        if (onPath.isPresent()) {
+            return onPath;
+        }
+        return Stream.of("/usr/sbin/pgbouncer", "/usr/local/sbin/pgbouncer", "/usr/bin/pgbouncer")
+                .map(Paths::get).filter(Files::isExecutable).findFirst();
+    }
+
+    private static Optional<Path> which(String name) {
+        String path = Optional.ofNullable(System.getenv("PATH")).orElse("");
+        for (String d : path.split(java.io.File.pathSeparator)) {
+            if (d.isEmpty()) {
+                continue;
+            }
+            Path candidate = Paths.get(d, name);
+            if (Files.isExecutable(candidate) && !Files.isDirectory(candidate)) {
+                return Optional.of(candidate);
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static Path realPath(Path p) {
+        try {
+            return p.toRealPath();
+        } catch (IOException e) {
+            return p;
         }
     }
 }

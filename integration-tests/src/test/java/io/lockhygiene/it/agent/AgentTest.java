@@ -287,7 +287,7 @@ class AgentTest {
     @Test
     void aServiceWithoutPgjdbcRunsAsIfNoAgentWereThere() throws Exception {
         List<String> cmd = command(java(), AGENT, "");
-        cmd.addAll(List.of("-cp", launcherClassPath(), io.lockhygiene.it.bed.Hello.class.getName()));
+        cmd.addAll(List.of("-cp", launcherClassPath(), io.lockhygiene.it.bench.Hello.class.getName()));
         Run with = run(cmd);
         String out = with.output();
         assertEquals(0, with.exit(), out);

@@ -1,4 +1,4 @@
-package io.lockhygiene.it.bed;
+package io.lockhygiene.it.bench;
 
 /** A "service" with no pgjdbc at all, for the agent's do-no-harm test. */
 public final class Hello {

@@ -1,0 +1,245 @@
+package io.lockhygiene.internal.guard;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Collections;
+import java.util.List;
+
+import io.lockhygiene.events.EventType;
+import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.emulate.Emulation;
+import io.lockhygiene.internal.emulate.Outcome;
+import io.lockhygiene.internal.emulate.Validation;
+import io.lockhygiene.internal.holder.Seals;
+import io.lockhygiene.internal.leak.CallSite;
+import io.lockhygiene.internal.leak.LeakReporter;
+import io.lockhygiene.internal.leak.RecentCalls;
+import io.lockhygiene.internal.leak.UnlockWatch;
+import io.lockhygiene.internal.pgjdbc.Pgjdbc;
+import io.lockhygiene.internal.policy.LockPolicy;
+import io.lockhygiene.internal.policy.Plan;
+import io.lockhygiene.internal.policy.Situation;
+import io.lockhygiene.internal.sql.ScanResult;
+import io.lockhygiene.internal.sql.TransactionControl;
+import io.lockhygiene.settings.Settings;
+
+/**
+ * Carries out one execution's {@link Plan} for {@link ConnectionGuard}, exactly as decided: run it as it
+ * is (recorded and checked, or wrapped in a transaction of ours), have emulate's lock table decide its calls,
+ * refuse it, or split a text of several statements ({@link SeveralStatements}). Also the fence of a
+ * statement whose owner holds emulated locks. One per connection; its thread only.
+ */
+final class PlanRun {
+    private final Connection raw;
+    private final Settings settings;
+    private final String id;
+    private final LeakReporter reporter;
+    private final RecentCalls calls;
+    private final TransactionEnds ends;
+    private final Emulation emulation;
+    private final SeveralStatements several;
+    /** Made at the first advisory call (a connection that never sends one loads neither it nor its rate limiter). */
+    private LockCallRecorder recorder;
+
+    PlanRun(ConnectionGuard guard, Connection raw, Settings settings, String id, LeakReporter reporter,
+            RecentCalls calls, TransactionEnds ends, Emulation emulation) {
+        this.raw = raw;
+        this.settings = settings;
+        this.id = id;
+        this.reporter = reporter;
+        this.calls = calls;
+        this.ends = ends;
+        this.emulation = emulation;
+        this.several = new SeveralStatements(guard, ends);
+    }
+
+    LeakReporter reporter() {
+        return reporter;
+    }
+
+    LockCallRecorder recorder() {
+        if (recorder == null) {
+            recorder = new LockCallRecorder(settings, id, reporter, calls);
+        }
+        return recorder;
+    }
+
+    <R> R carryOut(Plan p, StatementPlan plan, Binds binds, Face face, Call<R> call, Situation where)
+            throws SQLException {
+        switch (p.action()) {
+            case EMULATE:
+                return emulate(plan, binds, face, call, where);
+            case ON_SERVER:
+                emulation.ranOnServer(where.statementRunsInTransaction());
+                return asIs(plan, face, call, where, false, false);
+            case REFUSE:
+                throw refuse(plan, binds, p.refusal());
+            case SPLIT:
+                return several.split(plan, face, call, p.wrapped());
+            case REJECT:
+                throw recorder().reject(plan.original, plan.scan);
+            case RECORD:
+            case REWRITE:
+                return asIs(plan, face, call, where, true, p.wrapped());
+            default:
+                return asIs(plan, face, call, where, false, p.wrapped());
+        }
+    }
+
+    /** A text whose last statement ends the transaction while a leak check is due (see {@link SeveralStatements}). */
+    <R> R endingTransaction(StatementPlan plan, Binds binds, Face face, Call<R> call) throws SQLException {
+        return several.endingTransaction(plan, binds, face, call);
+    }
+
+    /**
+     * A statement without advisory calls of an owner that holds emulated locks. In autocommit it is its own
+     * commit, so it is fenced in its own round trip: run with the fence after it in one implicit transaction,
+     * which the fence undoes when a session holding the owner's locks is gone (then 08006, naming the keys);
+     * where that cannot be done exactly it runs in a transaction of ours whose COMMIT carries the fence.
+     * Inside a transaction it runs as it is (its end is fenced); one that cannot run inside a transaction
+     * block (VACUUM, CREATE INDEX CONCURRENTLY) commits nothing to fence. DISCARD ALL lets the owner's
+     * session-level locks go, as on PostgreSQL.
+     */
+    <R> R owning(StatementPlan plan, Face face, Call<R> call) throws SQLException {
+        Statement app = face.app();
+        if (TransactionControl.discardsAll(plan.original)) {
+            R result = call.run(app, plan.sent);
+            emulation.discardedAll();
+            return result;
+        }
+        int[] seals = Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.IDLE && raw.getAutoCommit()
+                ? emulation.commitSeals() : null;
+        if (seals == null || !plan.runsInTransactionBlockAsAlone()) {
+            return call.run(app, plan.sent);
+        }
+        Statement fenced;
+        try {
+            fenced = face.runFenced(plan.sent, emulation.fence(seals));
+        } catch (SQLException e) {
+            if (Seals.isFenceFailure(e)) {
+                throw emulation.fenceFailed(e);
+            }
+            throw e;
+        }
+        if (fenced == null) {
+            return ends.runWrapped(app, plan.sent, call);
+        }
+        Statement shown = face.chain(Collections.singletonList(fenced));
+        face.readFrom(shown, null);
+        return call.run(shown, plan.original);
+    }
+
+    /**
+     * Runs the text that is sent (the application's, or rewrite's): its session-level calls recorded for the
+     * leak check when {@code record}; inside a transaction of ours when {@code wrapped} (autocommit under
+     * transaction pooling), whose end carries the check on the server that held it.
+     */
+    private <R> R asIs(StatementPlan plan, Face face, Call<R> call, Situation where, boolean record,
+                       boolean wrapped) throws SQLException {
+        Statement app = face.app();
+        if (record && where.status() != Situation.TransactionStatus.FAILED && plan.sentScan.hasSessionLevelCall()) {
+            recorder().record(plan.sentScan, plan.original, where, LockPolicy.rewrites(settings),
+                    LockPolicy.emulates(settings) && !emulation.on());
+        }
+        R result;
+        if (wrapped) {
+            result = ends.runWrapped(app, plan.sent, call);
+        } else {
+            try {
+                result = call.run(app, plan.sent);
+            } catch (SQLException | RuntimeException appFailure) {
+                emulation.statementFailed(appFailure);
+                throw appFailure;
+            }
+        }
+        if (record || plan.sentScan.hasSessionLevelCall()) {
+            UnlockWatch.check(app, plan.sentScan, plan.original, reporter, settings);
+        }
+        if (!wrapped) {
+            ends.afterExecution(where.status());
+        }
+        followSavepoints(plan.scan, plan.original);
+        return result;
+    }
+
+    /** emulate: the lock table decides every call; the answer is made here or computed by the server. */
+    private <R> R emulate(StatementPlan plan, Binds binds, Face face, Call<R> call, Situation where)
+            throws SQLException {
+        Outcome outcome = emulation.execute(plan.shape, binds, face.app(), where.statementRunsInTransaction());
+        try {
+            Statement target;
+            String sql;
+            if (outcome.rows() != null) {
+                target = face.answer(outcome.rows());
+                sql = plan.original;
+            } else {
+                target = face.answer(outcome.query(), binds);
+                sql = outcome.query().sql();
+            }
+            face.readFrom(target, outcome);
+            return call.run(target, sql);
+        } catch (SQLException | RuntimeException appFailure) {
+            emulation.statementFailed(appFailure);
+            throw appFailure;
+        } finally {
+            outcome.finish();
+            ends.afterExecution(where.status());
+        }
+    }
+
+    /**
+     * emulate cannot answer this statement as PostgreSQL would: PostgreSQL's own verdict first (a statement
+     * it refuses gets its error), then ours, before anything is sent.
+     */
+    private SQLException refuse(StatementPlan plan, Binds binds, String why) throws SQLException {
+        if (plan.shape != null && !plan.callable()) {
+            Validation.describe(plan.original, binds, plan.shape.parameterCount(), raw);
+        }
+        String message = EmulateMessages.refused(why, settings.loggable(plan.original));
+        reporter.publish(EventType.REFUSED, null, null, null, plan.original, message, CallSite.capture("refused here"));
+        return new SQLException(message, "0A000");
+    }
+
+    /** A Statement's savepoint commands as text (SAVEPOINT, ROLLBACK TO, RELEASE), for emulate's table. */
+    private void followSavepoints(ScanResult scan, String sql) {
+        if (scan == null || !scan.hasTransactionControl() || !emulation.on()) {
+            return;
+        }
+        for (TransactionControl tc : scan.transactionControls()) {
+            TransactionControl.Kind k = tc.kind();
+            if (k == TransactionControl.Kind.SAVEPOINT || k == TransactionControl.Kind.ROLLBACK_TO
+                    || k == TransactionControl.Kind.RELEASE) {
+                emulation.followSavepoint(k, "text:" + tc.savepointName(sql));
+            }
+        }
+    }
+
+    /** A batch: each text's plan from the policy, recorded; wrapped like one execution when one needs it. */
+    <R> R batch(List<StatementPlan> texts, Statement app, Call<R> call, Situation where) throws SQLException {
+        boolean wrap = texts.isEmpty() && LockPolicy.wrapsBatch(where, settings);
+        for (StatementPlan p : texts) {
+            Plan plan = LockPolicy.inBatch(p.sentScan, p.shape, where, settings);
+            if (plan.action() == Plan.Action.REFUSE) {
+                throw refuse(p, null, plan.refusal());
+            }
+            if (plan.action() == Plan.Action.RECORD || plan.action() == Plan.Action.REWRITE) {
+                recorder().record(p.sentScan, p.original, where, LockPolicy.rewrites(settings),
+                        LockPolicy.emulates(settings) && !emulation.on());
+            }
+            wrap |= plan.wrapped();
+        }
+        if (wrap) {
+            return ends.runWrapped(app, null, call);
+        }
+        R result;
+        try {
+            result = call.run(app, null);
+        } catch (SQLException | RuntimeException appFailure) {
+            emulation.statementFailed(appFailure);
+            throw appFailure;
+        }
+        ends.afterExecution(where.status());
+        return result;
+    }
+}

@@ -1,0 +1,119 @@
+package io.lockhygiene.internal.guard;
+
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.lockhygiene.internal.sql.ScanResult;
+import io.lockhygiene.internal.sql.SqlScanner;
+import io.lockhygiene.internal.sql.TransactionControl;
+
+/**
+ * Texts of several statements: one that ends the transaction while a leak check is due (the end goes with
+ * the check), and emulate's split, which runs one statement at a time, each planned on its own. One per
+ * connection; its thread only.
+ */
+final class SeveralStatements {
+    private final ConnectionGuard guard;
+    private final TransactionEnds ends;
+
+    SeveralStatements(ConnectionGuard guard, TransactionEnds ends) {
+        this.guard = guard;
+        this.ends = ends;
+    }
+
+    /**
+     * A text whose last statement ends the transaction while a leak check is due: what comes before the end
+     * runs as usual (its results are the application's), then the end itself goes with the check in one
+     * round trip on a statement of ours, so the check runs on the server that held the transaction. A text
+     * that is only the end shows what pgjdbc shows after one; after a longer text, the end's own update
+     * count is the one result the application does not see.
+     */
+    <R> R endingTransaction(StatementPlan plan, Binds binds, Face face, Call<R> call) throws SQLException {
+        TransactionControl end = plan.finalTransactionEnd();
+        String endText = end.textIn(plan.original);
+        if (end.statementIndex() == 0) {
+            Statement ended = face.ended(ends.endTransactionByText(endText));
+            face.readFrom(ended, null);
+            return call.run(ended, plan.original);
+        }
+        // the rewrite splices only before the end: the end starts as far from the text's end in both
+        String before = plan.sent.substring(0, plan.sent.length() - (plan.original.length() - end.start()));
+        StatementPlan first = plan.sent.equals(plan.original) ? guard.planNow(before, SqlScanner.mightMatter(before), false,
+                plan.form)
+                : new StatementPlan(before, before, SqlScanner.scan(before), SqlScanner.scan(before), null, plan.form);
+        R result = guard.run(first, binds, face, call);
+        ends.endTransactionByText(endText);
+        return result;
+    }
+
+    /**
+     * emulate: a text of several statements runs one statement at a time, each planned on its own (so every
+     * call is decided as in PostgreSQL, in order), its results shown in order; {@code wrapped}: in one
+     * transaction of ours (see the policy's SPLIT).
+     */
+    <R> R split(StatementPlan plan, Face face, Call<R> call, boolean wrapped) throws SQLException {
+        List<String> pieces = pieces(plan.original, plan.scan);
+        List<Statement> results = new ArrayList<>(pieces.size());
+        Call<Boolean> all = (ignored, text) -> {
+            for (String piece : pieces) {
+                results.add(runPiece(piece, face));
+            }
+            return Boolean.TRUE;
+        };
+        try {
+            if (wrapped) {
+                ends.runWrapped(face.app(), plan.original, all);
+            } else {
+                all.run(null, plan.original);
+            }
+        } catch (SQLException | RuntimeException e) {
+            for (Statement s : results) {
+                closeQuietly(s);
+            }
+            throw e;
+        }
+        Statement chained = face.chain(results);
+        face.readFrom(chained, null);
+        return call.run(chained, plan.original);
+    }
+
+    private Statement runPiece(String piece, Face outer) throws SQLException {
+        StatementPlan p = guard.planNow(piece, SqlScanner.mightMatter(piece), false);
+        PieceFace face = new PieceFace(outer);
+        try {
+            guard.run(p, null, face, Statement::execute);
+        } catch (SQLException | RuntimeException e) {
+            face.close();
+            throw e;
+        }
+        return face.results();
+    }
+
+    /** The statements of a text, cut at its top-level semicolons. */
+    static List<String> pieces(String sql, ScanResult scan) {
+        List<String> out = new ArrayList<>();
+        int start = 0;
+        for (int semicolon : scan.semicolons()) {
+            String piece = sql.substring(start, semicolon);
+            if (!piece.trim().isEmpty()) {
+                out.add(piece);
+            }
+            start = semicolon + 1;
+        }
+        String last = sql.substring(start);
+        if (!last.trim().isEmpty()) {
+            out.add(last);
+        }
+        return out;
+    }
+
+    private static void closeQuietly(Statement s) {
+        try {
+            s.close();
+        } catch (SQLException | RuntimeException ignored) {
+            // a piece's results the application never saw
+        }
+    }
+}

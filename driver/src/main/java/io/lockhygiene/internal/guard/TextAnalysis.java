@@ -1,0 +1,53 @@
+package io.lockhygiene.internal.guard;
+
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.shape.ShapeParser;
+import io.lockhygiene.internal.sql.ScanResult;
+import io.lockhygiene.internal.sql.SqlScanner;
+
+/**
+ * What LockHygiene read from one text, read once and shared by all connections: its scan and, under
+ * emulate, the shape of its calls (which also keeps the parameter types PostgreSQL accepted it with, see
+ * {@link LockShape#accepted}). The one analysis cache: bounded, and emptied when full (an analysis is cheap
+ * to redo; a workload with more distinct flagged texts than the bound pays one analysis per statement,
+ * never unbounded memory). Only texts that passed the prefilter, or that must be read while a leak check
+ * is due, are ever analysed.
+ */
+final class TextAnalysis {
+    static final int MAX_ENTRIES = 2048;
+    private static final ConcurrentHashMap<String, TextAnalysis> CACHE = new ConcurrentHashMap<>();
+
+    final String sql;
+    final ScanResult scan;
+    private volatile LockShape shape;
+
+    private TextAnalysis(String sql, ScanResult scan) {
+        this.sql = sql;
+        this.scan = scan;
+    }
+
+    /** The analysis of a non-empty text, cached or made now. */
+    static TextAnalysis of(String sql) {
+        TextAnalysis a = CACHE.get(sql);
+        if (a == null) {
+            a = new TextAnalysis(sql, SqlScanner.scan(sql));
+            if (CACHE.size() >= MAX_ENTRIES) {
+                CACHE.clear();
+            }
+            CACHE.put(sql, a);
+        }
+        return a;
+    }
+
+    /** emulate: the shape of the text's calls, parsed at the first ask (a racing second parse is only wasted). */
+    LockShape shape() {
+        LockShape s = shape;
+        if (s == null) {
+            s = ShapeParser.parse(sql);
+            shape = s;
+        }
+        return s;
+    }
+}

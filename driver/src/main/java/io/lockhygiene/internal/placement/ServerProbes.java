@@ -1,0 +1,160 @@
+package io.lockhygiene.internal.placement;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Properties;
+
+import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.pgjdbc.Pgjdbc;
+import io.lockhygiene.internal.settings.ConnectionUrl;
+
+/**
+ * What the placement asks a server before a holder connects there: who answers on a connection (which
+ * database of which cluster, where, and its backend), whether a pooler in front of it pools by transaction,
+ * and the holder's connection properties. Every probe is bounded by {@link #PROBE_TIMEOUT_SECONDS}.
+ */
+final class ServerProbes {
+    /** Seconds a probe of the server's own address may take before auto settles for the pooler. */
+    static final int PROBE_TIMEOUT_SECONDS = 5;
+    static final String APPLICATION_NAME = "lockhygiene lock holder";
+
+    private static final String IDENTITY = "SELECT pg_catalog.host(pg_catalog.inet_server_addr()),"
+            + " pg_catalog.current_setting('port'), pg_catalog.current_database(),"
+            + " CASE WHEN pg_catalog.has_function_privilege('pg_catalog.pg_control_system()', 'execute')"
+            + " THEN (SELECT system_identifier::text FROM pg_catalog.pg_control_system()) END,"
+            + " pg_catalog.pg_postmaster_start_time()::text,"
+            + " (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())::text,"
+            + " pg_catalog.pg_backend_pid()";
+
+    private ServerProbes() {
+    }
+
+    /**
+     * Whether the pooler behind {@code first} pools by transaction: a second connection takes a server in
+     * a transaction; a session pooler keeps {@code first}'s backend for it, a transaction pooler gives
+     * {@code first} another one (or, with LIFO reuse, the second gets {@code first}'s former server).
+     */
+    static boolean transactionPooling(HolderRoute.UrlOpener opener, String url, Properties props,
+                                              Connection first) throws SQLException {
+        int before = backendPid(first);
+        Connection second = opener.open(url, props);
+        try {
+            second.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_SECONDS * 1000);
+            first.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_SECONDS * 1000);
+            second.setAutoCommit(false);
+            int other = backendPid(second);
+            int after = backendPid(first);
+            return after != before || other == before;
+        } catch (SQLException e) {
+            throw new SQLException(EmulateMessages.holderUrlPoolingUnknown(ConnectionUrl.redact(url),
+                    PROBE_TIMEOUT_SECONDS, e.getMessage()), "HY024", e);
+        } finally {
+            try {
+                second.close();
+            } catch (SQLException | RuntimeException ignored) {
+                // a probe connection
+            }
+        }
+    }
+
+    static int backendPid(Connection c) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_catalog.pg_backend_pid()")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
+    static Identity probe(HolderRoute.UrlOpener opener, String url, Properties props) throws SQLException {
+        Connection c = opener.open(url, props);
+        if (c == null) {
+            throw new SQLException("no pgjdbc driver accepts " + ConnectionUrl.redact(url));
+        }
+        try {
+            c.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_SECONDS * 1000);
+            return identityOf(c);
+        } finally {
+            try {
+                c.close();
+            } catch (SQLException | RuntimeException ignored) {
+                // a probe connection
+            }
+        }
+    }
+
+    static Properties holderProperties(Properties credentials, boolean probe) {
+        Properties p = new Properties();
+        if (credentials != null) {
+            p.putAll(credentials);
+        }
+        p.setProperty("ApplicationName", APPLICATION_NAME);
+        if (probe) {
+            p.setProperty("connectTimeout", Integer.toString(PROBE_TIMEOUT_SECONDS));
+            p.setProperty("loginTimeout", Integer.toString(PROBE_TIMEOUT_SECONDS));
+        } else {
+            p.setProperty("connectTimeout", "10");
+            p.setProperty("tcpKeepAlive", "true"); // the client's side; the server's is set by the session itself
+        }
+        return p;
+    }
+
+    /** {@code jdbc:postgresql://addr:port/database} with the application URL's query parameters. */
+    static String directUrl(String applicationUrl, Identity server) {
+        int q = applicationUrl.indexOf('?');
+        String host = server.address.indexOf(':') >= 0 ? "[" + server.address + "]" : server.address;
+        return "jdbc:postgresql://" + host + ":" + server.port + "/" + encode(server.database)
+                + (q < 0 ? "" : applicationUrl.substring(q));
+    }
+
+    private static String encode(String database) {
+        try {
+            return java.net.URLEncoder.encode(database, "UTF-8").replace("+", "%20");
+        } catch (java.io.UnsupportedEncodingException e) {
+            return database;
+        }
+    }
+
+    /** Who answers on a connection: where, which database of which cluster, and its backend. */
+    static final class Identity {
+        final String address;
+        final String port;
+        final String database;
+        final String systemIdentifier;
+        final String started;
+        final String databaseOid;
+        final int pid;
+
+        Identity(String address, String port, String database, String systemIdentifier, String started,
+                 String databaseOid, int pid) {
+            this.address = address;
+            this.port = port;
+            this.database = database;
+            this.systemIdentifier = systemIdentifier;
+            this.started = started;
+            this.databaseOid = databaseOid;
+            this.pid = pid;
+        }
+
+        /** The same database of the same cluster compare equal. */
+        String identity() {
+            return (systemIdentifier != null ? "cluster " + systemIdentifier : "server started " + started)
+                    + ", database " + database + " (oid " + databaseOid + ")";
+        }
+    }
+
+    /** One query on {@code c}; leaves no transaction open that was not open before. */
+    static Identity identityOf(Connection c) throws SQLException {
+        boolean wasIdle = !Pgjdbc.inTransaction(c);
+        boolean autoCommit = c.getAutoCommit();
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(IDENTITY)) {
+            rs.next();
+            return new Identity(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+                    rs.getString(6), rs.getInt(7));
+        } finally {
+            if (wasIdle && !autoCommit && Pgjdbc.inTransaction(c)) {
+                c.rollback(); // we opened it: nothing of ours stays on the application's connection
+            }
+        }
+    }
+}
