@@ -7,8 +7,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.lockhygiene.internal.locktable.AdvisoryKey;
-import io.lockhygiene.internal.emulate.KeyValues;
+import io.lockhygiene.internal.locktable.KeyValue;
 import io.lockhygiene.internal.guard.Binds;
 import io.lockhygiene.internal.holder.KeyCache;
 import io.lockhygiene.internal.shape.KeyArg;
@@ -24,24 +23,21 @@ import io.lockhygiene.internal.shape.ShapeText;
  * advisory functions' own argument types (see {@link ShapeText#keyQuery}).
  */
 final class KeyResolution {
-    /** The key of a call that takes none (pg_advisory_unlock_all). */
-    static final Object NO_KEY = new Object();
-
     private KeyResolution() {
     }
 
-    /** Per call index: an AdvisoryKey, {@link KeyValues#NULL} (the call returns NULL) or {@link #NO_KEY}. */
-    static Object[] keys(LockShape shape, Binds binds, KeyCache cache, Connection raw) throws SQLException {
+    /** Per call index: the call's key. */
+    static CallKey[] keys(LockShape shape, Binds binds, KeyCache cache, Connection raw) throws SQLException {
         List<Node.Call> calls = shape.calls();
-        Object[][] args = new Object[calls.size()][];
+        KeyValue[][] args = new KeyValue[calls.size()][];
         List<Node.Call> pending = new ArrayList<>(0);
         for (Node.Call c : calls) {
-            Object[] values = new Object[c.args().size()];
+            KeyValue[] values = new KeyValue[c.args().size()];
             boolean pair = values.length == 2;
             boolean known = true;
             for (int i = 0; i < values.length; i++) {
                 KeyArg a = c.args().get(i);
-                Object v = KeyValues.resolve(a, pair, binds);
+                KeyValue v = KeyValues.resolve(a, pair, binds);
                 if (v == null && a.cacheable()) {
                     v = cached(cache, shape, a, pair, binds);
                 }
@@ -56,37 +52,37 @@ final class KeyResolution {
         if (!pending.isEmpty()) {
             evaluate(shape, pending, binds, cache, raw, args);
         }
-        Object[] keys = new Object[calls.size()];
+        CallKey[] keys = new CallKey[calls.size()];
         for (Node.Call c : calls) {
-            keys[c.index()] = key(args[c.index()]);
+            keys[c.index()] = CallKey.of(args[c.index()]);
         }
         return keys;
     }
 
     /** ROWS: one key array per row the statement reads (its rows and their keys in one snapshot). */
-    static List<Object[]> rows(LockShape shape, Binds binds, Connection raw) throws SQLException {
+    static List<CallKey[]> rows(LockShape shape, Binds binds, Connection raw) throws SQLException {
         ShapeText.Query q = ShapeText.rowsQuery(shape);
-        List<Object[]> rows = new ArrayList<>();
+        List<CallKey[]> rows = new ArrayList<>();
         try (PreparedStatement ps = raw.prepareStatement(q.sql())) {
             if (binds != null) {
                 binds.applyTo(ps, q.parameters());
             }
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    Object[] keys = new Object[shape.calls().size()];
+                    CallKey[] keys = new CallKey[shape.calls().size()];
                     int column = 1;
                     for (LockShape.Item item : shape.items()) {
                         Node.Call c = (Node.Call) item.expr();
                         if (c.args().isEmpty()) {
                             column++;
-                            keys[c.index()] = NO_KEY;
+                            keys[c.index()] = CallKey.NONE;
                             continue;
                         }
-                        Object[] values = new Object[c.args().size()];
+                        KeyValue[] values = new KeyValue[c.args().size()];
                         for (int i = 0; i < values.length; i++) {
                             values[i] = decode(rs.getBytes(column++));
                         }
-                        keys[c.index()] = key(values);
+                        keys[c.index()] = CallKey.of(values);
                     }
                     rows.add(keys);
                 }
@@ -97,7 +93,7 @@ final class KeyResolution {
         return rows;
     }
 
-    private static Object cached(KeyCache cache, LockShape shape, KeyArg a, boolean pair, Binds binds) {
+    private static KeyValue cached(KeyCache cache, LockShape shape, KeyArg a, boolean pair, Binds binds) {
         String key = cacheKey(shape, a, pair, binds);
         return key == null ? null : cache.get(key);
     }
@@ -111,7 +107,7 @@ final class KeyResolution {
     }
 
     private static void evaluate(LockShape shape, List<Node.Call> pending, Binds binds, KeyCache cache,
-                                 Connection raw, Object[][] args) throws SQLException {
+                                 Connection raw, KeyValue[][] args) throws SQLException {
         ShapeText.Query q = ShapeText.keyQuery(shape, pending);
         try (PreparedStatement ps = raw.prepareStatement(q.sql())) {
             if (binds != null) {
@@ -123,13 +119,13 @@ final class KeyResolution {
                 for (Node.Call c : pending) {
                     boolean pair = c.args().size() == 2;
                     for (int i = 0; i < c.args().size(); i++) {
-                        Object v = decode(rs.getBytes(column++));
+                        KeyValue v = decode(rs.getBytes(column++));
                         args[c.index()][i] = v;
                         KeyArg a = c.args().get(i);
                         if (a.cacheable()) {
                             String key = cacheKey(shape, a, pair, binds);
                             if (key != null) {
-                                cache.put(key, v == KeyValues.NULL ? KeyCache.NULL : v);
+                                cache.put(key, v);
                             }
                         }
                     }
@@ -140,31 +136,16 @@ final class KeyResolution {
         }
     }
 
-    /** int8send / int4send bytes (big-endian) to a Long; NULL to {@link KeyValues#NULL}. */
-    private static Object decode(byte[] bytes) {
+    /** int8send / int4send bytes (big-endian) to the value; SQL NULL to {@link KeyValue#NULL}. */
+    static KeyValue decode(byte[] bytes) {
         if (bytes == null) {
-            return KeyValues.NULL;
+            return KeyValue.NULL;
         }
         long v = 0;
         for (byte b : bytes) {
             v = (v << 8) | (b & 0xFF);
         }
-        return bytes.length == 4 ? (long) (int) v : v;
-    }
-
-    private static Object key(Object[] values) {
-        if (values.length == 0) {
-            return NO_KEY;
-        }
-        for (Object v : values) {
-            if (v == KeyValues.NULL || v == KeyCache.NULL) {
-                return KeyValues.NULL; // the functions are strict: a NULL key calls nothing, the answer is NULL
-            }
-        }
-        if (values.length == 1) {
-            return AdvisoryKey.bigint((Long) values[0]);
-        }
-        return AdvisoryKey.pair((int) (long) (Long) values[0], (int) (long) (Long) values[1]);
+        return KeyValue.of(bytes.length == 4 ? (long) (int) v : v);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.lockhygiene.internal.emulate;
 
+import io.lockhygiene.internal.locktable.KeyValue;
 import io.lockhygiene.internal.shape.KeyArg;
 
 /**
@@ -9,14 +10,6 @@ import io.lockhygiene.internal.shape.KeyArg;
  * one of two int keys, an expression) is the server's to evaluate, and its error is the server's too.
  */
 public final class KeyValues {
-    /** The value of an argument that is SQL NULL: the call returns NULL and takes nothing. */
-    public static final Object NULL = new Object() {
-        @Override
-        public String toString() {
-            return "NULL";
-        }
-    };
-
     /** What a bind parameter was set with. */
     public interface BindView {
         /** The setter's name ("setInt", "setObject", "setNull", ...), or null when the parameter was not set. */
@@ -30,14 +23,14 @@ public final class KeyValues {
     }
 
     /**
-     * A Long, {@link #NULL}, or null when only the server can tell.
+     * The value, or null when only the server can tell.
      *
      * @param pair one of two int keys (PostgreSQL's int4 argument), else the one bigint key
      */
-    public static Object resolve(KeyArg arg, boolean pair, BindView binds) {
+    public static KeyValue resolve(KeyArg arg, boolean pair, BindView binds) {
         switch (arg.kind()) {
             case NULL:
-                return NULL;
+                return KeyValue.NULL;
             case LITERAL:
                 return literal(arg.literal(), arg.cast(), pair);
             case PARAMETER:
@@ -47,7 +40,7 @@ public final class KeyValues {
         }
     }
 
-    private static Object literal(long value, KeyArg.IntType cast, boolean pair) {
+    private static KeyValue literal(long value, KeyArg.IntType cast, boolean pair) {
         boolean fitsInt = value >= Integer.MIN_VALUE && value <= Integer.MAX_VALUE;
         if (cast == KeyArg.IntType.INT2 && (value < Short.MIN_VALUE || value > Short.MAX_VALUE)) {
             return null; // smallint out of range: the server's error
@@ -58,10 +51,10 @@ public final class KeyValues {
         if (pair && (cast == KeyArg.IntType.INT8 || (cast == null && !fitsInt))) {
             return null; // a bigint for an int argument: no such function, the server says so
         }
-        return value;
+        return KeyValue.of(value);
     }
 
-    private static Object parameter(KeyArg arg, boolean pair, BindView binds) {
+    private static KeyValue parameter(KeyArg arg, boolean pair, BindView binds) {
         if (binds == null) {
             return null;
         }
@@ -120,11 +113,11 @@ public final class KeyValues {
         if (target == KeyArg.IntType.INT2 && (value < Short.MIN_VALUE || value > Short.MAX_VALUE)) {
             return null;
         }
-        return value;
+        return KeyValue.of(value);
     }
 
     /** setNull: a NULL PostgreSQL resolves to the advisory function (an integer or unspecified type) is NULL. */
-    private static Object nullOf(Object sqlType, KeyArg.IntType cast, boolean pair) {
+    private static KeyValue nullOf(Object sqlType, KeyArg.IntType cast, boolean pair) {
         if (!(sqlType instanceof Integer)) {
             return null;
         }
@@ -134,9 +127,9 @@ public final class KeyValues {
             case java.sql.Types.INTEGER:
             case java.sql.Types.NULL:
             case java.sql.Types.OTHER:
-                return NULL;
+                return KeyValue.NULL;
             case java.sql.Types.BIGINT:
-                return pair && cast == null ? null : NULL;
+                return pair && cast == null ? null : KeyValue.NULL;
             default:
                 return null; // a text or numeric NULL: resolving the function is the server's
         }

@@ -80,13 +80,13 @@ final class ShapeExecution {
     }
 
     private Outcome oneRow() throws SQLException {
-        Object[] keys = KeyResolution.keys(shape, binds, holder.keys(), context.raw);
+        CallKey[] keys = KeyResolution.keys(shape, binds, holder.keys(), context.raw);
         Node.Call[] probe = shape.freeProbe();
         ShapeEvaluator.Row row;
-        if (probe != null && keys[probe[0].index()] instanceof AdvisoryKey && keys[probe[0].index()].equals(keys[probe[1].index()])) {
+        AdvisoryKey probed = probe == null ? null : keys[probe[0].index()].key();
+        if (probed != null && probed.equals(keys[probe[1].index()].key())) {
             // Kill Bill's isFree: take and let go at once, as one question (one round trip at most)
-            Object k = keys[probe[0].index()];
-            boolean free = holder.probeFree(owner, (AdvisoryKey) k, probe[0].function().isShared());
+            boolean free = holder.probeFree(owner, probed, probe[0].function().isShared());
             row = ShapeEvaluator.evaluate(shape, c -> c == probe[0] ? Boolean.valueOf(free) : Boolean.TRUE);
         } else {
             row = ShapeEvaluator.evaluate(shape, c -> decide(c, keys[c.index()]));
@@ -113,7 +113,7 @@ final class ShapeExecution {
     }
 
     private Outcome rows() throws SQLException {
-        List<Object[]> keyRows = KeyResolution.rows(shape, binds, context.raw);
+        List<CallKey[]> keyRows = KeyResolution.rows(shape, binds, context.raw);
         List<LockShape.Item> items = shape.items();
         String[] labels = new String[items.size()];
         int[] types = new int[items.size()];
@@ -122,7 +122,7 @@ final class ShapeExecution {
             types[i] = returnsVoid(items.get(i).expr()) ? LocalRows.VOID : LocalRows.BOOL;
         }
         List<byte[][]> rows = new ArrayList<>(keyRows.size());
-        for (Object[] keys : keyRows) {
+        for (CallKey[] keys : keyRows) {
             ShapeEvaluator.Row row = ShapeEvaluator.evaluate(shape, c -> decide(c, keys[c.index()]));
             byte[][] values = new byte[items.size()][];
             for (int i = 0; i < values.length; i++) {
@@ -139,13 +139,14 @@ final class ShapeExecution {
     }
 
     /** One call PostgreSQL makes, decided for the owner: TRUE, FALSE, null (NULL key) or VOID. */
-    private Object decide(Node.Call c, Object key) throws SQLException {
+    private Object decide(Node.Call c, CallKey callKey) throws SQLException {
         AdvisoryFunction f = c.function();
-        if (key == KeyValues.NULL) {
+        if (callKey.isNull()) {
             return null; // strict: a NULL key calls nothing and returns NULL
         }
-        if (key instanceof AdvisoryKey) {
-            remember(c, (AdvisoryKey) key);
+        AdvisoryKey key = callKey.key();
+        if (key != null) {
+            remember(c, key);
         }
         switch (f.kind()) {
             case ACQUIRE: {
@@ -162,11 +163,11 @@ final class ShapeExecution {
                         tx = statementTransaction;
                     }
                 }
-                boolean got = holder.acquire(owner, (AdvisoryKey) key, f.isShared(), f.isTry(), tx, level, limits);
+                boolean got = holder.acquire(owner, key, f.isShared(), f.isTry(), tx, level, limits);
                 return f.isTry() ? Boolean.valueOf(got) : ShapeEvaluator.VOID;
             }
             case RELEASE: {
-                boolean ok = holder.unlock(owner, (AdvisoryKey) key, f.isShared());
+                boolean ok = holder.unlock(owner, key, f.isShared());
                 if (!ok) {
                     SQLWarning w = new SQLWarning("you don't own a lock of type "
                             + (f.isShared() ? "ShareLock" : "ExclusiveLock"), "01000");

@@ -1,11 +1,11 @@
 package io.lockhygiene.internal.emulate;
 
 import java.sql.SQLException;
-import io.lockhygiene.internal.locktable.TransactionId;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.lockhygiene.internal.holder.Holder;
+import io.lockhygiene.internal.locktable.TransactionHolds;
+import io.lockhygiene.internal.locktable.TransactionId;
 import io.lockhygiene.internal.sql.TransactionControl;
 
 /**
@@ -41,7 +41,7 @@ public final class TableTransaction {
     }
 
     /** The transaction ended: its holds go. */
-    void end(Holder shared) throws SQLException {
+    void end(TransactionHolds shared) throws SQLException {
         if (tx != null) {
             TransactionId ended = tx;
             tx = null;
@@ -51,7 +51,7 @@ public final class TableTransaction {
     }
 
     /** An error aborted the innermost (sub)transaction: the holds of its depth go, as PostgreSQL's do. */
-    void innermostFailed(Holder shared) throws SQLException {
+    void innermostFailed(TransactionHolds shared) throws SQLException {
         if (tx != null) {
             shared.releaseTransaction(tx, savepoints.size());
         }
@@ -63,7 +63,7 @@ public final class TableTransaction {
      * its depth or deeper (one set before the table's transaction: all of them); releasing one merges
      * them into the enclosing depth.
      */
-    void follow(TransactionControl.Kind kind, Object savepoint, Holder shared) throws SQLException {
+    void follow(TransactionControl.Kind kind, Object savepoint, TransactionHolds shared) throws SQLException {
         int i = savepoints.lastIndexOf(savepoint);
         switch (kind) {
             case SAVEPOINT:

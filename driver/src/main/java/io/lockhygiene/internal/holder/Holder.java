@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
+import io.lockhygiene.internal.locktable.TransactionHolds;
 import io.lockhygiene.internal.locktable.TransactionId;
 import io.lockhygiene.internal.locktable.Answer;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
@@ -27,7 +28,7 @@ import io.lockhygiene.internal.log.Log;
  * endpoints only) and the holder's life ({@link HolderLife}: loss, events, watchdog, users). This class
  * decides, per call, which part goes next. The owner whose statement it is is passed down, never carried.
  */
-public final class Holder {
+public final class Holder implements TransactionHolds {
     private static final long LOCAL_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private final HolderEndpoint endpoint;
@@ -219,12 +220,14 @@ public final class Holder {
     }
 
     /** The transaction-level holds of {@code tx} from savepoint depth {@code level} on go (end, rollback to, error). */
+    @Override
     public void releaseTransaction(TransactionId tx, int level) throws SQLException {
         table.releaseTransaction(tx, level);
         settle(null);
     }
 
     /** RELEASE SAVEPOINT at depth {@code level}: its holds belong to the enclosing level now. */
+    @Override
     public void mergeTransactionLevel(TransactionId tx, int level) {
         table.mergeTransactionLevel(tx, level);
     }

@@ -3,6 +3,8 @@ package io.lockhygiene.internal.holder;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import io.lockhygiene.internal.locktable.KeyValue;
+
 /**
  * Values of key expressions made only of immutable parts ({@code hashtext('report-daily')},
  * {@code hashtext(?)} with its bind value), as the server computed them, per database: asked once, then
@@ -10,26 +12,23 @@ import java.util.Map;
  */
 public final class KeyCache {
     static final int MAX_ENTRIES = 10_000;
-    /** The value of an expression that is NULL. */
-    public static final Object NULL = new Object();
-
-    private final Map<String, Object> values = new LinkedHashMap<String, Object>(64, 0.75f, true) {
+    private final Map<String, KeyValue> values = new LinkedHashMap<String, KeyValue>(64, 0.75f, true) {
         private static final long serialVersionUID = 1L;
 
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Object> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, KeyValue> eldest) {
             return size() > MAX_ENTRIES;
         }
     };
 
-    /** The cached value (a Long, or {@link #NULL}), or null when unknown. */
-    public Object get(String key) {
+    /** The cached value, or null when unknown. */
+    public KeyValue get(String key) {
         synchronized (values) {
             return values.get(key);
         }
     }
 
-    public void put(String key, Object value) {
+    public void put(String key, KeyValue value) {
         synchronized (values) {
             values.put(key, value);
         }

@@ -199,6 +199,9 @@ public final class ShapeParser {
                 start = i + 1;
             }
         }
+        if (depth != 0) {
+            throw new UnsupportedShape("unbalanced parentheses"); // PostgreSQL's own syntax error is asked first
+        }
         return items;
     }
 

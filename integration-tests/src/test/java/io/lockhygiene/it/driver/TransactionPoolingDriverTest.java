@@ -189,6 +189,17 @@ class TransactionPoolingDriverTest {
     @Test
     void batchesAreGuardedToo() throws Exception {
         long k = key(920_008);
+        try (Connection c = bed.connect(Route.TRANSACTION_POOL); Statement s = c.createStatement()) {
+            s.addBatch("SELECT pg_advisory_lock(" + k + ")");
+            s.addBatch("SELECT 1");
+            try {
+                s.executeBatch();
+            } catch (SQLException resultsReturningBatchIsRefusedByPgjdbc) {
+                // as below
+            }
+        }
+        assertEquals(1, bed.admin().holdersOf(k).size(), "control: plain pgjdbc's batch leaves the lock on a pooled server");
+        bed.admin().terminateHoldersOf(k);
         try (Connection c = lh(); Statement s = c.createStatement()) {
             s.addBatch("SELECT pg_advisory_lock(" + k + ")");
             s.addBatch("SELECT 1");

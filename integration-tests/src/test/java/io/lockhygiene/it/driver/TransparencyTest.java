@@ -205,16 +205,22 @@ class TransparencyTest {
 
     @Test
     void countersAreOnJmx() throws Exception {
-        try (Connection c = lh(); Statement s = c.createStatement()) {
-            s.execute("SELECT 1");
-        }
         javax.management.MBeanServer server = java.lang.management.ManagementFactory.getPlatformMBeanServer();
         javax.management.ObjectName name = new javax.management.ObjectName("io.lockhygiene:type=LockHygiene");
-        for (int i = 0; i < 100 && !server.isRegistered(name); i++) {
-            Thread.sleep(50); // registered off the application's thread
+        try (Connection c = lh(); Statement s = c.createStatement()) {
+            s.execute("SELECT 1"); // the first guarded connection registers the bean (off the application's thread)
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            while (!server.isRegistered(name) && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertTrue(server.isRegistered(name), "registered within 10 s");
+            long before = (Long) server.getAttribute(name, "StatementsSeen");
+            for (int i = 0; i < 5; i++) {
+                s.execute("SELECT " + i);
+            }
+            long after = (Long) server.getAttribute(name, "StatementsSeen");
+            assertTrue(after - before >= 5, "five statements more over JMX: " + before + " -> " + after);
         }
-        Object seen = server.getAttribute(name, "StatementsSeen");
-        assertTrue(((Long) seen) > 0, "StatementsSeen over JMX: " + seen);
     }
 
     @Test

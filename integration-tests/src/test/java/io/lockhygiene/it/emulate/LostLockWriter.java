@@ -45,31 +45,64 @@ final class LostLockWriter {
      */
     static Result run(Connection a, long key, String run, Style style, CountDownLatch locked, AtomicBoolean stop)
             throws SQLException, InterruptedException {
+        return run(a, key, run, style, locked, stop, null);
+    }
+
+    /** What a pool does for an application whose connection broke: hands it another one. */
+    interface Reconnect {
+        Connection connect() throws SQLException;
+    }
+
+    /**
+     * @param reconnect for the plain-pgjdbc control only: on a broken connection (08, 57P01) A goes on with a
+     *                  new one, as an application behind a pool would, still believing it holds its lock; null:
+     *                  the first error stops A
+     */
+    static Result run(Connection a, long key, String run, Style style, CountDownLatch locked, AtomicBoolean stop,
+                      Reconnect reconnect) throws SQLException, InterruptedException {
         Result r = new Result();
         try (Statement s = a.createStatement()) {
             s.execute("SELECT pg_advisory_lock(" + key + ")");
         }
         locked.countDown();
-        try (PreparedStatement insert = a.prepareStatement("INSERT INTO lost_rows (run, worker) VALUES (?, 'A')")) {
+        Connection current = a;
+        PreparedStatement insert = a.prepareStatement("INSERT INTO lost_rows (run, worker) VALUES (?, 'A')");
+        try {
             while (!stop.get()) {
                 try {
                     if (style == Style.TRANSACTION) {
-                        a.setAutoCommit(false);
+                        current.setAutoCommit(false);
                     }
                     insert.setString(1, run);
                     insert.executeUpdate();
                     if (style == Style.TRANSACTION) {
-                        a.commit();
-                        a.setAutoCommit(true);
+                        current.commit();
+                        current.setAutoCommit(true);
                     }
                     r.committed++;
                 } catch (SQLException e) {
-                    r.errorAtMillis = System.currentTimeMillis();
-                    r.errorState = e.getSQLState();
-                    r.errorMessage = e.getMessage();
-                    return r;
+                    if (r.errorState == null) {
+                        r.errorAtMillis = System.currentTimeMillis();
+                        r.errorState = e.getSQLState();
+                        r.errorMessage = e.getMessage();
+                    }
+                    String state = e.getSQLState() == null ? "" : e.getSQLState();
+                    if (reconnect == null || !(state.startsWith("08") || state.equals("57P01"))) {
+                        return r;
+                    }
+                    insert.close();
+                    if (current != a) {
+                        current.close();
+                    }
+                    current = reconnect.connect();
+                    insert = current.prepareStatement("INSERT INTO lost_rows (run, worker) VALUES (?, 'A')");
                 }
                 Thread.sleep(5);
+            }
+        } finally {
+            insert.close();
+            if (current != a) {
+                current.close();
             }
         }
         return r;

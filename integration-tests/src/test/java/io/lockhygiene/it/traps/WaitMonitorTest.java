@@ -94,16 +94,32 @@ class WaitMonitorTest {
     @Test
     void survivesTheServerGoingAwayAndComingBack() throws Exception {
         AtomicBoolean down = new AtomicBoolean(true);
-        try (AdvisoryWaitMonitor monitor = AdvisoryWaitMonitor.forDataSource(io.lockhygiene.it.bed.OpaqueDataSource.of(() ->
-                // a port nothing listens on while "down", the real server after
-                down.get() ? java.sql.DriverManager.getConnection("jdbc:postgresql://127.0.0.1:1/x?connectTimeout=2",
-                        bed.credentials()) : bed.connect(Route.TRANSACTION_POOL)))
-                .threshold(Duration.ofSeconds(1)).interval(Duration.ofMillis(50)).name("flaky").build()) {
+        java.util.concurrent.CountDownLatch scheduledFailures = new java.util.concurrent.CountDownLatch(3);
+        java.util.concurrent.CountDownLatch scheduledRecovery = new java.util.concurrent.CountDownLatch(1);
+        AtomicBoolean started = new AtomicBoolean();
+        try (AdvisoryWaitMonitor monitor = AdvisoryWaitMonitor.forDataSource(io.lockhygiene.it.bed.OpaqueDataSource.of(() -> {
+            // a port nothing listens on while "down", the real server after
+            if (down.get()) {
+                if (started.get()) {
+                    scheduledFailures.countDown();
+                }
+                return java.sql.DriverManager.getConnection("jdbc:postgresql://127.0.0.1:1/x?connectTimeout=2",
+                        bed.credentials());
+            }
+            Connection up = bed.connect(Route.TRANSACTION_POOL);
+            if (started.get()) {
+                scheduledRecovery.countDown();
+            }
+            return up;
+        })).threshold(Duration.ofSeconds(1)).interval(Duration.ofMillis(50)).name("flaky").build()) {
             assertThrows(SQLException.class, monitor::poll);
+            started.set(true);
             monitor.start(); // the scheduled polls log the outage once and keep going
-            Thread.sleep(300);
+            assertTrue(scheduledFailures.await(30, java.util.concurrent.TimeUnit.SECONDS),
+                    "the scheduled polls went on through three failures");
             down.set(false);
-            Thread.sleep(300);
+            assertTrue(scheduledRecovery.await(30, java.util.concurrent.TimeUnit.SECONDS),
+                    "a scheduled poll reached the server once it was back");
             assertEquals(List.of(), monitor.poll());
         }
     }

@@ -1,0 +1,87 @@
+package io.lockhygiene.internal.emulate;
+
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import io.lockhygiene.internal.guard.Binds;
+import io.lockhygiene.internal.holder.KeyCache;
+import io.lockhygiene.internal.locktable.AdvisoryKey;
+import io.lockhygiene.internal.locktable.KeyValue;
+import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.shape.ShapeParser;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * An execution's keys where the JVM knows them (no server is asked: the connection passed is null, and any
+ * round trip would fail), the values the server sends back decoded, and its errors in the function's words.
+ */
+class KeyResolutionTest {
+
+    private static List<String> keysOf(String sql, Binds binds, KeyCache cache) throws SQLException {
+        LockShape shape = ShapeParser.parse(sql);
+        List<String> out = new ArrayList<>();
+        for (CallKey k : KeyResolution.keys(shape, binds, cache, null)) {
+            out.add(k.toString());
+        }
+        return out;
+    }
+
+    @Test
+    void keysKnownInTheJvmNeedNoServer() throws SQLException {
+        Binds binds = new Binds();
+        binds.set(1, "setInt", (ps, i) -> ps.setInt(i, 7), 7);
+        binds.set(2, "setNull", (ps, i) -> ps.setNull(i, java.sql.Types.BIGINT), java.sql.Types.BIGINT);
+        assertEquals(List.of("1", "7, 2", "no key", "NULL", "NULL"), keysOf("SELECT pg_try_advisory_lock(1),"
+                + " pg_try_advisory_lock(?, 2), pg_advisory_unlock_all(), pg_try_advisory_lock(NULL),"
+                + " pg_try_advisory_lock(?)", binds, new KeyCache()));
+    }
+
+    @Test
+    void anImmutableExpressionSeenBeforeComesFromTheCache() throws SQLException {
+        KeyCache cache = new KeyCache();
+        Binds binds = new Binds();
+        binds.set(1, "setString", (ps, i) -> ps.setString(i, "job"), "job");
+        cache.put("int8 hashtext(?)\u0000" + binds.valueSignature(new int[] {1}), KeyValue.of(-5));
+        cache.put("int4 hashtext('b')\u0000", KeyValue.NULL);
+        assertEquals(List.of("-5"), keysOf("SELECT pg_try_advisory_lock(hashtext(?))", binds, cache));
+        assertEquals(List.of("NULL"), keysOf("SELECT pg_try_advisory_lock(1, hashtext('b'))", null, cache),
+                "a NULL the server computed before is NULL again");
+    }
+
+    @Test
+    void callKeys() {
+        assertSame(CallKey.NONE, CallKey.of(new KeyValue[0]));
+        assertSame(CallKey.NULL, CallKey.of(new KeyValue[] {KeyValue.of(1), KeyValue.NULL}));
+        assertEquals(AdvisoryKey.bigint(-1), CallKey.of(new KeyValue[] {KeyValue.of(-1)}).key());
+        assertEquals(AdvisoryKey.pair(-1, 2), CallKey.of(new KeyValue[] {KeyValue.of(-1), KeyValue.of(2)}).key());
+        assertTrue(CallKey.NULL.isNull());
+        assertNull(CallKey.NONE.key());
+    }
+
+    @Test
+    void serverValuesAreDecodedAsTheirTypes() {
+        assertEquals(KeyValue.NULL, KeyResolution.decode(null));
+        assertEquals(KeyValue.of(-1), KeyResolution.decode(new byte[] {-1, -1, -1, -1}), "int4send: signed");
+        assertEquals(KeyValue.of(4294967295L), KeyResolution.decode(new byte[] {0, 0, 0, 0, -1, -1, -1, -1}));
+        assertEquals(KeyValue.of(Long.MIN_VALUE), KeyResolution.decode(new byte[] {-128, 0, 0, 0, 0, 0, 0, 0}));
+    }
+
+    @Test
+    void errorsOfTheKeyQueryAreSaidInTheFunctionsWords() {
+        LockShape shape = ShapeParser.parse("SELECT pg_try_advisory_lock(?)");
+        SQLException e = new SQLException("ERROR: function pg_catalog.int8send(character varying) does not exist",
+                "42883");
+        SQLException said = KeyResolution.inTheFunctionsWords(e, shape.calls().get(0));
+        assertEquals("ERROR: function pg_try_advisory_lock(character varying) does not exist", said.getMessage());
+        assertEquals("42883", said.getSQLState());
+        SQLException other = new SQLException("ERROR: division by zero", "22012");
+        assertSame(other, KeyResolution.inTheFunctionsWords(other, shape.calls().get(0)));
+    }
+}
