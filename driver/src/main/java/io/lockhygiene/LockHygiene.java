@@ -1,7 +1,6 @@
 package io.lockhygiene;
 
 import io.lockhygiene.events.LockHygieneListener;
-import io.lockhygiene.events.LockHygieneMXBean;
 import io.lockhygiene.internal.events.Events;
 
 /**

@@ -4,9 +4,14 @@ import java.time.Instant;
 
 /**
  * One thing LockHygiene saw or did, as handed to listeners. SQL is already cut to the configured
- * {@code logSql} form; no credentials are ever part of an event.
+ * {@code logSql} form; no credentials are ever part of an event. Made by LockHygiene only: there is no
+ * public constructor, so an event a listener receives is always one LockHygiene published.
  */
 public final class LockHygieneEvent {
+    static {
+        io.lockhygiene.internal.events.EventFactory.install(LockHygieneEvent::new);
+    }
+
     private final EventType type;
     private final Instant time;
     private final String connectionId;
@@ -17,8 +22,8 @@ public final class LockHygieneEvent {
     private final String message;
     private final Throwable takenAt;
 
-    public LockHygieneEvent(EventType type, String connectionId, String function, String key, String lockMode,
-                            String sql, String message, Throwable takenAt) {
+    private LockHygieneEvent(EventType type, String connectionId, String function, String key, String lockMode,
+                             String sql, String message, Throwable takenAt) {
         this.type = type;
         this.time = Instant.now();
         this.connectionId = connectionId;
@@ -38,7 +43,10 @@ public final class LockHygieneEvent {
         return time;
     }
 
-    /** Our id for the application connection (not a backend pid). */
+    /**
+     * Our id for the application connection the event is about ({@code lh-12}; not a backend pid); null for an
+     * event about the process's lock holder rather than one connection (its message names the holder).
+     */
     public String connectionId() {
         return connectionId;
     }

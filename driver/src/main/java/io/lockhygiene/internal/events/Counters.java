@@ -5,7 +5,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 import io.lockhygiene.events.EventType;
-import io.lockhygiene.events.LockHygieneMXBean;
+import io.lockhygiene.LockHygieneMXBean;
 
 /**
  * Process-wide counters; LongAdder so that increments never contend. Statements seen, the one per-statement

@@ -145,8 +145,9 @@ final class HolderLife {
         String message = EmulateMessages.holderStarved(endpoint, TimeUnit.NANOSECONDS.toMillis(nanos));
         pendingEvents.add(() -> {
             Log.warn("{}", message);
-            io.lockhygiene.internal.events.Events.publish(new io.lockhygiene.events.LockHygieneEvent(
-                    EventType.HOLDER_STARVED, String.valueOf(endpoint), null, null, null, null, message, null));
+            // about the process's lock holder, not one connection: no connection id (the message names the holder)
+            io.lockhygiene.internal.events.Events.publish(io.lockhygiene.internal.events.EventFactory.make(
+                    EventType.HOLDER_STARVED, null, null, null, null, null, message, null));
         });
     }
 

@@ -8,6 +8,7 @@ import java.util.List;
 
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.events.LockHygieneEvent;
+import io.lockhygiene.internal.events.EventFactory;
 import io.lockhygiene.internal.events.Events;
 import io.lockhygiene.settings.Settings;
 
@@ -131,7 +132,7 @@ public final class LeakReporter {
 
     public void publish(EventType type, String function, String key, String mode, String sql, String message,
                  Throwable stack) {
-        Events.publish(new LockHygieneEvent(type, connectionId, function, key, mode,
+        Events.publish(EventFactory.make(type, connectionId, function, key, mode,
                 sql == null ? null : settings.loggable(sql), message, stack));
     }
 }

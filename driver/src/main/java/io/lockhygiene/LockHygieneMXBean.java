@@ -1,4 +1,4 @@
-package io.lockhygiene.events;
+package io.lockhygiene;
 
 /** The counters, over JMX as {@code io.lockhygiene:type=LockHygiene}. */
 public interface LockHygieneMXBean {
