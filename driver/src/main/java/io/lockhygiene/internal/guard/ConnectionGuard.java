@@ -255,19 +255,20 @@ public final class ConnectionGuard {
 
     /**
      * The funnel of every execution that is not on the fast path: carries out the plan decided for it (by
-     * {@link #check} for a Statement's text, here for a prepared statement's execution).
+     * {@link #check} for a Statement's text, here for a prepared statement's execution), and says where the
+     * application reads the results.
      *
      * @param binds a prepared statement's bind values (kept under emulate), or null for a Statement's text
      */
-    public <R> R run(StatementPlan plan, Binds binds, Face face, Call<R> call) throws SQLException {
+    public <R> Executed<R> run(StatementPlan plan, Binds binds, Face face, Call<R> call) throws SQLException {
         if (off) {
-            return call.run(face.app(), plan.sent);
+            return Executed.onApp(call.run(face.app(), plan.sent));
         }
         boolean sampled = plan.sampled || (sampledText != null && sampledText == plan.sent);
         sampledText = null;
         if (plan.unflagged() && !sampled && !watchesEveryStatement()) {
             // a prepared statement of an owner holding emulated locks, or a word in a comment that matched
-            return emulation.ownerHolds() ? runs.owning(plan, face, call) : call.run(face.app(), plan.sent);
+            return emulation.ownerHolds() ? runs.owning(plan, face, call) : Executed.onApp(call.run(face.app(), plan.sent));
         }
         if (plan.finalTransactionEnd() != null && ends.checksAtTextEnd(plan)) {
             return runs.endingTransaction(plan, binds, face, call);

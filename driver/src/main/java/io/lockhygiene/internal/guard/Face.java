@@ -6,12 +6,12 @@ import java.sql.Statement;
 import java.util.List;
 
 import io.lockhygiene.internal.emulate.LocalRows;
-import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.shape.ShapeText;
 
 /**
- * What the connection guard needs of the JDBC face that runs a statement: its pgjdbc statement, and where
- * the application reads the results when LockHygiene answered instead of pgjdbc.
+ * The statements the connection guard runs an execution on, made by the JDBC face of the application's
+ * statement: its pgjdbc statement, and statements of ours with its settings. The guard only asks for them; it
+ * says where the application reads the results by what {@link ConnectionGuard#run} returns ({@link Executed}).
  */
 public interface Face {
     /** The application's own pgjdbc statement. */
@@ -42,10 +42,4 @@ public interface Face {
 
     /** The results of several statements, in order, as one statement (a fence's result is not shown). */
     Statement chain(List<Statement> pieces) throws SQLException;
-
-    /**
-     * The application reads the results from {@code results} now (until its next execution); {@code outcome}
-     * is emulate's, or null.
-     */
-    void readFrom(Statement results, Outcome outcome);
 }

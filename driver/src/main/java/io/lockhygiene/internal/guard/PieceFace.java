@@ -6,7 +6,6 @@ import java.sql.Statement;
 import java.util.List;
 
 import io.lockhygiene.internal.emulate.LocalRows;
-import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.shape.ShapeText;
 
 /**
@@ -16,7 +15,6 @@ import io.lockhygiene.internal.shape.ShapeText;
 final class PieceFace implements Face {
     private final Face outer;
     private Statement own;
-    private Statement results;
 
     PieceFace(Face outer) {
         this.outer = outer;
@@ -61,14 +59,9 @@ final class PieceFace implements Face {
         return outer.chain(pieces);
     }
 
-    @Override
-    public void readFrom(Statement from, Outcome outcome) {
-        results = from;
-    }
-
-    /** Where the piece's results are. */
-    Statement results() throws SQLException {
-        return results != null ? results : app();
+    /** Where the piece's results are, after it ran. */
+    Statement results(Executed<?> ran) throws SQLException {
+        return ran.shownOn() != null ? ran.shownOn() : app();
     }
 
     void close() {

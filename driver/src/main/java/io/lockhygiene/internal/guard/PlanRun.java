@@ -65,7 +65,7 @@ final class PlanRun {
         return recorder;
     }
 
-    <R> R carryOut(Plan p, StatementPlan plan, Binds binds, Face face, Call<R> call, Situation where)
+    <R> Executed<R> carryOut(Plan p, StatementPlan plan, Binds binds, Face face, Call<R> call, Situation where)
             throws SQLException {
         switch (p.action()) {
             case EMULATE:
@@ -88,7 +88,7 @@ final class PlanRun {
     }
 
     /** A text whose last statement ends the transaction while a leak check is due (see {@link SeveralStatements}). */
-    <R> R endingTransaction(StatementPlan plan, Binds binds, Face face, Call<R> call) throws SQLException {
+    <R> Executed<R> endingTransaction(StatementPlan plan, Binds binds, Face face, Call<R> call) throws SQLException {
         return several.endingTransaction(plan, binds, face, call);
     }
 
@@ -101,17 +101,17 @@ final class PlanRun {
      * block (VACUUM, CREATE INDEX CONCURRENTLY) commits nothing to fence. DISCARD ALL lets the owner's
      * session-level locks go, as on PostgreSQL.
      */
-    <R> R owning(StatementPlan plan, Face face, Call<R> call) throws SQLException {
+    <R> Executed<R> owning(StatementPlan plan, Face face, Call<R> call) throws SQLException {
         Statement app = face.app();
         if (TransactionControl.discardsAll(plan.original)) {
             R result = call.run(app, plan.sent);
             emulation.discardedAll();
-            return result;
+            return Executed.onApp(result);
         }
         int[] seals = Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.IDLE && raw.getAutoCommit()
                 ? emulation.commitSeals() : null;
         if (seals == null || !plan.runsInTransactionBlockAsAlone()) {
-            return call.run(app, plan.sent);
+            return Executed.onApp(call.run(app, plan.sent));
         }
         Statement fenced;
         try {
@@ -123,11 +123,10 @@ final class PlanRun {
             throw e;
         }
         if (fenced == null) {
-            return ends.runWrapped(app, plan.sent, call);
+            return Executed.onApp(ends.runWrapped(app, plan.sent, call));
         }
         Statement shown = face.chain(Collections.singletonList(fenced));
-        face.readFrom(shown, null);
-        return call.run(shown, plan.original);
+        return Executed.shownOn(call.run(shown, plan.original), shown, null);
     }
 
     /**
@@ -135,7 +134,7 @@ final class PlanRun {
      * leak check when {@code record}; inside a transaction of ours when {@code wrapped} (autocommit under
      * transaction pooling), whose end carries the check on the server that held it.
      */
-    private <R> R asIs(StatementPlan plan, Face face, Call<R> call, Situation where, boolean record,
+    private <R> Executed<R> asIs(StatementPlan plan, Face face, Call<R> call, Situation where, boolean record,
                        boolean wrapped) throws SQLException {
         Statement app = face.app();
         if (record && where.status() != Situation.TransactionStatus.FAILED && plan.sentScan.hasSessionLevelCall()) {
@@ -160,11 +159,11 @@ final class PlanRun {
             ends.afterExecution(where.status());
         }
         followSavepoints(plan.scan, plan.original);
-        return result;
+        return Executed.onApp(result);
     }
 
     /** emulate: the lock table decides every call; the answer is made here or computed by the server. */
-    private <R> R emulate(StatementPlan plan, Binds binds, Face face, Call<R> call, Situation where)
+    private <R> Executed<R> emulate(StatementPlan plan, Binds binds, Face face, Call<R> call, Situation where)
             throws SQLException {
         Outcome outcome = emulation.execute(plan.shape, binds, face.app(), where.statementRunsInTransaction());
         try {
@@ -177,8 +176,7 @@ final class PlanRun {
                 target = face.answer(outcome.query(), binds);
                 sql = outcome.query().sql();
             }
-            face.readFrom(target, outcome);
-            return call.run(target, sql);
+            return Executed.shownOn(call.run(target, sql), target, outcome);
         } catch (SQLException | RuntimeException appFailure) {
             emulation.statementFailed(appFailure);
             throw appFailure;

@@ -118,8 +118,8 @@ abstract class GuardedPreparedStatement<T extends PreparedStatement> extends Gua
      * instead) with {@code prepared}, an answer made here with {@code local}.
      */
     private <R> R slow(Call<R> prepared, Call<R> local) throws SQLException {
-        return guard.run(plan, binds, answers, (target, sql) -> target instanceof PreparedStatement
-                ? prepared.run(target, sql) : local.run(target, sql));
+        return answers.show(guard.run(plan, binds, answers, (target, sql) -> target instanceof PreparedStatement
+                ? prepared.run(target, sql) : local.run(target, sql)));
     }
 
     @Override

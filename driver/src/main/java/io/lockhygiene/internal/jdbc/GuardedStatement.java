@@ -52,7 +52,7 @@ abstract class GuardedStatement<T extends Statement> implements Statement {
     private <R> R execute(String sql, Call<R> call) throws SQLException {
         forgetAnswer();
         StatementPlan plan = guard.check(sql);
-        return plan == null ? call.run(delegate, sql) : guard.run(plan, null, answers, call);
+        return plan == null ? call.run(delegate, sql) : answers.show(guard.run(plan, null, answers, call));
     }
 
     /** The hot path of the execute*(sql, ...) variants that ask for generated keys: null when pgjdbc runs it. */
@@ -65,7 +65,7 @@ abstract class GuardedStatement<T extends Statement> implements Statement {
     private <R> R runForKeys(StatementPlan plan, Call<R> call) throws SQLException {
         keysAsked = true; // a fenced twin could not give the keys back
         try {
-            return guard.run(plan, null, answers, call);
+            return answers.show(guard.run(plan, null, answers, call));
         } finally {
             keysAsked = false;
         }

@@ -9,6 +9,7 @@ import java.util.List;
 import io.lockhygiene.internal.emulate.LocalRows;
 import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.guard.Binds;
+import io.lockhygiene.internal.guard.Executed;
 import io.lockhygiene.internal.guard.Face;
 import io.lockhygiene.internal.shape.ShapeText;
 
@@ -70,10 +71,12 @@ final class StatementAnswers implements Face {
         return new GeneratedChainedResult(app, pieces);
     }
 
-    @Override
-    public void readFrom(Statement results, Outcome outcome) {
+    /** The application reads what the guard's execution says, until its next execution; returns its value. */
+    <R> R show(Executed<R> ran) {
+        Statement results = ran.shownOn();
         this.answer = results == app ? null : results;
-        this.outcome = outcome;
+        this.outcome = ran.outcome();
+        return ran.value();
     }
 
     /** Forgets the previous execution's answer; our statements behind it are closed. */
