@@ -136,8 +136,9 @@ public final class ConnectionGuard {
     private boolean takeForSample(String sql) {
         try {
             // the first turn of a connection that never met an advisory call asks whether a pooler is in
-            // between (one SELECT pg_backend_pid() per connection, as the first lock call would)
-            return raw.getAutoCommit() && SqlScanner.runsInTransactionBlockAsAlone(sql) && pooler.transactionPooling();
+            // between (one SELECT pg_backend_pid() per connection, as the first lock call would); the text is
+            // lexed last, only where the turn can be taken (a long text would cost its length on every turn)
+            return raw.getAutoCommit() && pooler.transactionPooling() && SqlScanner.runsInTransactionBlockAsAlone(sql);
         } catch (SQLException | RuntimeException e) {
             // the sample is ours: the application's statement runs as it would, unsampled
             Log.debug("LockHygiene: {} skipped a sampled leak check: {}", id, e.toString());

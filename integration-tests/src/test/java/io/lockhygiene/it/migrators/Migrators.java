@@ -1,4 +1,4 @@
-package io.lockhygiene.it.emulate;
+package io.lockhygiene.it.migrators;
 
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,4 +1,4 @@
-package io.lockhygiene.it.emulate;
+package io.lockhygiene.it.migrators;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

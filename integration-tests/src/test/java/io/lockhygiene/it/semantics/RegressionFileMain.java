@@ -1,4 +1,4 @@
-package io.lockhygiene.it.emulate;
+package io.lockhygiene.it.semantics;
 
 import java.sql.Connection;
 import java.sql.DriverManager;

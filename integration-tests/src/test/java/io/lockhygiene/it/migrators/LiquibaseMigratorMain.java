@@ -1,4 +1,4 @@
-package io.lockhygiene.it.emulate;
+package io.lockhygiene.it.migrators;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;

@@ -1,0 +1,259 @@
+package io.lockhygiene.it.semantics;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * The differential tester's grammar (see {@link DifferentialTest}): the keys a program may use and how
+ * statements write them, and the next step of a program, chosen from a model of its transactions kept true to
+ * what the reference answered.
+ */
+final class ProgramGrammar {
+    /** One step: which connection, how it runs (query, prepared, callable, callable-out, API calls), what, with which binds. */
+    record Step(int connection, String kind, String sql, Object[] params) {
+        @Override
+        public String toString() {
+            return "c" + connection + " " + kind + (sql == null ? "" : " " + sql)
+                    + (params == null || params.length == 0 ? "" : " " + Arrays.toString(params));
+        }
+    }
+
+    /** A key of the program: its name, its numeric identity in pg_locks, and how statements may write it. */
+    record Key(String name, boolean pair, long classid, long objid, List<Render> renders, String probeArgs) {
+    }
+
+    /** One way to write a key's arguments, with its bind values. */
+    record Render(String args, Object[] params) {
+    }
+
+    /** The program's view of transactions, built from the reference's answers. */
+    static final class Model {
+        final boolean[] inTransaction = new boolean[2];
+        final boolean[] apiTransaction = new boolean[2];
+        final int[] savepoints = new int[2];
+
+        void endTransaction(int c) {
+            inTransaction[c] = false;
+            apiTransaction[c] = false;
+            savepoints[c] = 0;
+        }
+    }
+
+    /** Asks the reference's server whether a blocking acquire by connection c would wait. */
+    @FunctionalInterface
+    interface WouldWait {
+        boolean test(Key key, int c, boolean shared);
+    }
+
+    /** The keys of a program from base B: ints, a negative one, a pair, and four expression keys. */
+    static List<Key> keys(Connection c, long b) throws SQLException {
+        long[] h = new long[4];
+        try (Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT hashtext('job-" + b + "'), hashtext('report-" + b + "'),"
+                     + " hashtextextended('job-" + b + "', 0), ('x' || left(md5('job-" + b + "'), 15))::bit(60)::bigint")) {
+            rs.next();
+            for (int i = 0; i < 4; i++) {
+                h[i] = rs.getLong(i + 1);
+            }
+        }
+        int a = (int) (b % 100_000);
+        List<Key> keys = new ArrayList<>();
+        keys.add(bigint("k1", b, List.of(lit(b), bind("?", b), bind("?::bigint", b), bind("CAST(? AS bigint)", b),
+                lit(b + "::bigint"))));
+        keys.add(bigint("k2", b + 1, List.of(lit(b + 1), bind("?", b + 1), bind("?::int8", b + 1))));
+        keys.add(bigint("neg", -(b + 2), List.of(lit(-(b + 2)), bind("?", -(b + 2)))));
+        keys.add(new Key("pair", true, a & 0xFFFFFFFFL, 7, List.of(lit(a + ", 7"), new Render("?, ?", new Object[] {a, 7}),
+                new Render("?::int, ?::int", new Object[] {a, 7}), new Render(a + ", ?", new Object[] {7})), a + ", 7"));
+        keys.add(bigint("hashtext", h[0], List.of(lit("hashtext('job-" + b + "')"),
+                new Render("hashtext(?)", new Object[] {"job-" + b}))));
+        keys.add(new Key("class+hash", true, 7742, h[1] & 0xFFFFFFFFL, List.of(lit("7742, hashtext('report-" + b + "')"),
+                new Render("7742, hashtext(?)", new Object[] {"report-" + b}),
+                new Render("?, hashtext(?)", new Object[] {7742, "report-" + b})), "7742, hashtext('report-" + b + "')"));
+        keys.add(bigint("hashtextextended", h[2], List.of(lit("hashtextextended('job-" + b + "', 0)"),
+                new Render("hashtextextended(?, 0)", new Object[] {"job-" + b}))));
+        keys.add(bigint("md5", h[3], List.of(lit("('x' || left(md5('job-" + b + "'), 15))::bit(60)::bigint"),
+                new Render("('x' || left(md5(?), 15))::bit(60)::bigint", new Object[] {"job-" + b}))));
+        return keys;
+    }
+
+    static Key bigint(String name, long value, List<Render> renders) {
+        return new Key(name, false, value >>> 32, value & 0xFFFFFFFFL, renders, renders.get(0).args());
+    }
+
+    static Render lit(Object text) {
+        return new Render(String.valueOf(text), new Object[0]);
+    }
+
+    private static Render bind(String text, long value) {
+        return new Render(text, new Object[] {value});
+    }
+
+    private static final String[] FUNCTIONS = {"pg_advisory_lock", "pg_try_advisory_lock", "pg_advisory_lock_shared",
+            "pg_try_advisory_lock_shared", "pg_advisory_unlock", "pg_advisory_unlock_shared", "pg_advisory_xact_lock",
+            "pg_try_advisory_xact_lock", "pg_advisory_xact_lock_shared", "pg_try_advisory_xact_lock_shared"};
+
+    private static boolean blocking(String f) {
+        return !f.contains("try") && !f.contains("unlock");
+    }
+
+    private static String tryForm(String f) {
+        return f.replace("pg_advisory", "pg_try_advisory");
+    }
+
+    /** The next step, chosen from the model and, for blocking calls, from what the reference's server holds. */
+    static Step next(Random r, Model m, int connections, List<Key> keys, WouldWait wouldWait) {
+        int c = connections == 1 ? 0 : r.nextInt(2);
+        int roll = r.nextInt(100);
+        if (roll < 12) {
+            if (!m.inTransaction[c]) {
+                return r.nextBoolean() ? new Step(c, "text", "BEGIN", null) : new Step(c, "begin-api", null, null);
+            }
+            if (m.apiTransaction[c]) {
+                return new Step(c, r.nextBoolean() ? "commit-api" : "rollback-api", null, null);
+            }
+            return new Step(c, "text", r.nextBoolean() ? "COMMIT" : "ROLLBACK", null);
+        }
+        if (roll < 24 && m.inTransaction[c]) {
+            int sp = m.savepoints[c];
+            switch (r.nextInt(4)) {
+                case 0:
+                    return new Step(c, "text", "SAVEPOINT s" + (sp + 1), null);
+                case 1:
+                    return new Step(c, "text", "ROLLBACK TO SAVEPOINT s" + Math.max(1, sp), null); // may be mistaken
+                case 2:
+                    return new Step(c, "text", "RELEASE SAVEPOINT s" + Math.max(1, sp), null);
+                default:
+                    return new Step(c, "text", "SELECT 1/0", null);
+            }
+        }
+        if (roll < 27) {
+            return new Step(c, "text", "SELECT pg_advisory_unlock_all()", null);
+        }
+        if (roll < 29) {
+            // the session that holds the locks ends: on PostgreSQL every session of the program; under emulate
+            // its lock holder's (every owner of a process shares it); then each connection is opened again
+            return new Step(0, "sessions-end", null, null);
+        }
+        Key key = keys.get(r.nextInt(keys.size()));
+        String f = FUNCTIONS[r.nextInt(FUNCTIONS.length)];
+        if (blocking(f) && wouldWait.test(key, c, f.contains("shared"))) {
+            f = tryForm(f); // PostgreSQL would wait: the program asks instead
+        }
+        Render how = key.renders().get(r.nextInt(key.renders().size()));
+        int shape = r.nextInt(100);
+        if (shape < 6) { // Kill Bill's isFree: try, and unlock at once when it was free
+            Key k = keys.get(0);
+            Render kr = k.renders().get(r.nextInt(k.renders().size()));
+            Object[] params = concat(kr.params(), kr.params());
+            return step(c, "SELECT CASE WHEN pg_try_advisory_lock(" + kr.args() + ") THEN pg_advisory_unlock(" + kr.args()
+                    + ") ELSE FALSE END", params);
+        }
+        if (shape < 12) { // two calls, never blocking
+            Key k2 = keys.get(r.nextInt(keys.size()));
+            Render how2 = k2.renders().get(r.nextInt(k2.renders().size()));
+            String f1 = blocking(f) ? tryForm(f) : f;
+            String f2 = FUNCTIONS[r.nextInt(FUNCTIONS.length)];
+            f2 = blocking(f2) ? tryForm(f2) : f2;
+            return step(c, "SELECT " + f1 + "(" + how.args() + "), " + f2 + "(" + how2.args() + ") AS second",
+                    concat(how.params(), how2.params()));
+        }
+        if (shape < 18 && (key.name().equals("k1") || key.name().equals("k2"))) { // keys read from rows
+            return step(c, "SELECT " + f + "(id) FROM lh_diff_keys WHERE id = " + (key.objid() | (key.classid() << 32)),
+                    new Object[0]);
+        }
+        String call = f + "(" + how.args() + ")";
+        switch (r.nextInt(13)) {
+            case 9:
+                return step(c, "SELECT NOT " + call, how.params()); // a void call: PostgreSQL's type error first
+            case 10:
+                return step(c, "select * from " + call + " as t(got)", how.params());
+            case 0:
+                return step(c, "SELECT " + call + " AS got", how.params());
+            case 1:
+                return step(c, "SELECT pg_catalog." + call, how.params());
+            case 2:
+                return step(c, "SELECT cast(" + call + " as text)", how.params());
+            case 3:
+                return step(c, "SELECT 1 FROM " + call, how.params());
+            case 4:
+                return step(c, "select * from " + call + " as result", how.params());
+            case 5:
+                return new Step(c, "callable", "{call " + call + "}", how.params());
+            case 6:
+                return new Step(c, f.contains("try") || f.contains("unlock") ? "callable-out-bool" : "callable-out",
+                        "{? = call " + call + "}", how.params());
+            case 7:
+                return how.params().length == 0 ? new Step(c, "query", "SELECT 1 AS one; SELECT " + call, null)
+                        : step(c, "SELECT " + call, how.params());
+            case 8:
+                return step(c, "SELECT " + call + ";", how.params());
+            default:
+                return step(c, "SELECT " + call, how.params());
+        }
+    }
+
+    private static Step step(int c, String sql, Object[] params) {
+        return params.length == 0 ? new Step(c, "query", sql, null) : new Step(c, "prepared", sql, params);
+    }
+
+    private static Object[] concat(Object[] a, Object[] b) {
+        Object[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    /** Keeps the model true to what the reference answered. */
+    static void learn(Model m, Step s, String outcome) {
+        int c = s.connection();
+        switch (s.kind()) {
+            case "sessions-end":
+                m.endTransaction(0);
+                m.endTransaction(1);
+                return;
+            case "begin-api":
+                m.inTransaction[c] = true;
+                m.apiTransaction[c] = true;
+                return;
+            case "commit-api":
+            case "rollback-api":
+                m.endTransaction(c);
+                return;
+            default:
+                break;
+        }
+        String sql = s.sql();
+        if ("BEGIN".equals(sql) && !outcome.startsWith("ERROR")) {
+            m.inTransaction[c] = true;
+        } else if (("COMMIT".equals(sql) || "ROLLBACK".equals(sql)) && !m.apiTransaction[c]) {
+            m.endTransaction(c);
+        } else if (sql.startsWith("SAVEPOINT") && !outcome.startsWith("ERROR")) {
+            m.savepoints[c]++;
+        } else if (sql.startsWith("RELEASE") && !outcome.startsWith("ERROR")) {
+            m.savepoints[c] = Math.max(0, m.savepoints[c] - 1);
+        }
+    }
+
+    static int connectionsOf(long seed) {
+        return new Random(seed ^ 0x5DEECE66DL).nextInt(3) == 0 ? 2 : 1;
+    }
+
+    /** Three or four keys of the catalogue, chosen by the seed (k1 always: Kill Bill's shape uses it). */
+    static List<Key> keysOf(long seed, List<Key> all) {
+        Random r = new Random(seed * 31 + 7);
+        List<Key> chosen = new ArrayList<>();
+        chosen.add(all.get(0));
+        List<Key> rest = new ArrayList<>(all.subList(1, all.size()));
+        java.util.Collections.shuffle(rest, r);
+        chosen.addAll(rest.subList(0, 2 + r.nextInt(2)));
+        return chosen;
+    }
+
+    private ProgramGrammar() {
+    }
+}
