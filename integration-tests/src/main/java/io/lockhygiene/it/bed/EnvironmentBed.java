@@ -22,6 +22,11 @@ import java.util.function.Function;
  * LOCKHYGIENE_TEST_SESSION_POOL_URL      jdbc:postgresql://host:6433/db  (pool_mode=session)
  * LOCKHYGIENE_TEST_USER, LOCKHYGIENE_TEST_PASSWORD
  * </pre>
+ * and, optionally, for the tests that run through a PgBouncer of 1.21 or later with prepared statements:
+ * <pre>
+ * LOCKHYGIENE_TEST_PREPARED_TRANSACTION_POOL_URL  jdbc:postgresql://host:6434/db  (pool_mode=transaction,
+ *                                                 max_prepared_statements &gt; 0)
+ * </pre>
  */
 final class EnvironmentBed implements RunningBed {
     static final String DIRECT = "LOCKHYGIENE_TEST_DIRECT_URL";
@@ -31,10 +36,22 @@ final class EnvironmentBed implements RunningBed {
     static final String PASSWORD = "LOCKHYGIENE_TEST_PASSWORD";
     private static final List<String> ALL = List.of(DIRECT, TRANSACTION, SESSION, USER, PASSWORD);
 
-    private final BedEndpoints endpoints;
+    static final String PREPARED = "LOCKHYGIENE_TEST_PREPARED_TRANSACTION_POOL_URL";
 
-    private EnvironmentBed(BedEndpoints endpoints) {
+    private final BedEndpoints endpoints;
+    private final String preparedUrl;
+
+    private EnvironmentBed(BedEndpoints endpoints, String preparedUrl) {
         this.endpoints = endpoints;
+        this.preparedUrl = preparedUrl;
+    }
+
+    @Override
+    public String preparedPoolUrl() {
+        if (preparedUrl == null || preparedUrl.isBlank()) {
+            throw new BedException("the test bed from the environment has no " + PREPARED);
+        }
+        return preparedUrl;
     }
 
     /** Empty when none of the variables is set; an error when only some are. */
@@ -65,7 +82,7 @@ final class EnvironmentBed implements RunningBed {
                 .map(v -> "PostgreSQL " + v).orElse("PostgreSQL (version unreadable)");
         String bouncerVersion = pgbouncerVersion(urls.get(Route.TRANSACTION_POOL), props);
         return Optional.of(new EnvironmentBed(new BedEndpoints("environment variables (" + DIRECT + ", ...)",
-                urls, user, password, pgVersion, bouncerVersion)));
+                urls, user, password, pgVersion, bouncerVersion), env.apply(PREPARED)));
     }
 
     /** PgBouncer's admin console answers SHOW VERSION when the user is in admin_users or stats_users. */

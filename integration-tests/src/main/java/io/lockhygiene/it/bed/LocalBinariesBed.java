@@ -1,28 +1,19 @@
 package io.lockhygiene.it.bed;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.nio.file.attribute.UserPrincipal;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.UUID;
-import java.util.stream.Stream;
 
 /**
  * A PostgreSQL cluster and two PgBouncers started from the machine's own binaries, each on a free
@@ -46,6 +37,8 @@ final class LocalBinariesBed implements RunningBed {
     private BedEndpoints endpoints;
     private String secondUrl;
     private boolean secondStarted;
+    private String preparedUrl;
+    private String preparedVersion;
 
     private LocalBinariesBed(Processes processes, Path dir, Path pgBin) {
         this.processes = processes;
@@ -103,11 +96,11 @@ final class LocalBinariesBed implements RunningBed {
         Path data = dir.resolve("pgdata");
         Path pwFile = dir.resolve("superuser.pw");
         BedFiles.write(pwFile, password + "\n");
-        handToServerUser(dir);
+        BedFiles.handToServerUser(dir, processes);
 
         processes.check(List.of(pgBin.resolve("initdb").toString(), "-D", data.toString(), "-U", USER,
                 "--pwfile=" + pwFile, "-A", "scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync"), dir, 180);
-        int pgPort = freePort();
+        int pgPort = Processes.freeLoopbackPort();
         StringBuilder conf = new StringBuilder("\n# LockHygiene test bed\n")
                 .append("listen_addresses = '127.0.0.1'\n")
                 .append("port = ").append(pgPort).append('\n')
@@ -134,23 +127,12 @@ final class LocalBinariesBed implements RunningBed {
         String pgVersion = serverVersion(directUrl, props);
         credentials = props;
 
-        Path authFile = dir.resolve("userlist.txt");
-        BedFiles.write(authFile, PgBouncerConfig.authFile(USER, password));
+        BedFiles.write(dir.resolve("userlist.txt"), PgBouncerConfig.authFile(USER, password));
         Map<Route, String> urls = new EnumMap<>(Route.class);
         urls.put(Route.DIRECT, directUrl);
         for (String mode : List.of("transaction", "session")) {
-            int port = freePort();
-            Path ini = dir.resolve("pgbouncer-" + mode + ".ini");
-            Path pid = dir.resolve("pgbouncer-" + mode + ".pid");
-            BedFiles.write(ini, PgBouncerConfig.ini(mode, "127.0.0.1", port, "127.0.0.1", pgPort, DATABASE, USER,
-                    authFile.toString(), pid.toString(), dir.resolve("pgbouncer-" + mode + ".log").toString()));
-            handToServerUser(dir);
-            bouncerPidFiles.add(pid);
-            bouncers.put(mode, processes.startServer(List.of(pgbouncer.toString(), ini.toString()), dir,
-                    dir.resolve("pgbouncer-" + mode + ".out")));
             // Through PgBouncer 1.18 (before 1.21) named server-side statements break: see the brief.
-            String url = "jdbc:postgresql://127.0.0.1:" + port + "/" + DATABASE + "?prepareThreshold=0";
-            awaitReady(url, props, mode);
+            String url = startPgBouncer(pgbouncer, mode, mode, pgPort, 0) + "?prepareThreshold=0";
             urls.put("transaction".equals(mode) ? Route.TRANSACTION_POOL : Route.SESSION_POOL, url);
         }
         String bouncerVersion = Processes.run(List.of(pgbouncer.toString(), "--version"), null, 10)
@@ -158,6 +140,23 @@ final class LocalBinariesBed implements RunningBed {
         endpoints = new BedEndpoints("local binaries (" + pgBin + ", " + pgbouncer + ") in " + dir
                 + (processes.runAsUser() != null ? ", servers run as OS user " + processes.runAsUser() : ""),
                 urls, USER, password, "PostgreSQL " + pgVersion, bouncerVersion);
+    }
+
+    /** Starts one PgBouncer named {@code name} in {@code poolMode} before the server; returns its URL, credentials aside. */
+    private String startPgBouncer(Path binary, String name, String poolMode, int pgPort, int maxPreparedStatements) {
+        int port = Processes.freeLoopbackPort();
+        Path ini = dir.resolve("pgbouncer-" + name + ".ini");
+        Path pid = dir.resolve("pgbouncer-" + name + ".pid");
+        BedFiles.write(ini, PgBouncerConfig.ini(poolMode, "127.0.0.1", port, "127.0.0.1", pgPort, DATABASE, USER,
+                dir.resolve("userlist.txt").toString(), pid.toString(), dir.resolve("pgbouncer-" + name + ".log").toString(),
+                maxPreparedStatements));
+        BedFiles.handToServerUser(dir, processes);
+        bouncerPidFiles.add(pid);
+        bouncers.put(name, processes.startServer(List.of(binary.toString(), ini.toString()), dir,
+                dir.resolve("pgbouncer-" + name + ".out")));
+        String url = "jdbc:postgresql://127.0.0.1:" + port + "/" + DATABASE;
+        awaitReady(url, credentials, name);
+        return url;
     }
 
     private void awaitReady(String url, Properties props, String mode) {
@@ -211,10 +210,10 @@ final class LocalBinariesBed implements RunningBed {
         Path data = dir.resolve("pgdata2");
         Path pwFile = dir.resolve("superuser2.pw");
         BedFiles.write(pwFile, endpoints.password() + "\n");
-        handToServerUser(dir);
+        BedFiles.handToServerUser(dir, processes);
         processes.check(List.of(pgBin.resolve("initdb").toString(), "-D", data.toString(), "-U", USER,
                 "--pwfile=" + pwFile, "-A", "scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync"), dir, 180);
-        int port = freePort();
+        int port = Processes.freeLoopbackPort();
         BedFiles.append(data.resolve("postgresql.conf"), "\nlisten_addresses = '127.0.0.1'\nport = " + port
                 + "\nunix_socket_directories = ''\nfsync = off\nlog_min_messages = warning\n");
         processes.check(List.of(pgBin.resolve("pg_ctl").toString(), "-D", data.toString(), "-l",
@@ -228,6 +227,36 @@ final class LocalBinariesBed implements RunningBed {
         }
         secondUrl = "jdbc:postgresql://127.0.0.1:" + port + "/" + DATABASE;
         return secondUrl;
+    }
+
+    /**
+     * A third PgBouncer, of 1.21 or later, in transaction mode with {@code max_prepared_statements} on, in
+     * front of the same server, started on first use; reached with pgjdbc's default {@code prepareThreshold}.
+     */
+    @Override
+    public synchronized String preparedPoolUrl() {
+        if (preparedUrl != null) {
+            return preparedUrl;
+        }
+        Path binary = Processes.findCurrentPgBouncer().orElseThrow(() -> new BedException("No PgBouncer of 1.21 or later"
+                + " for the prepared-statements pool: the system's is " + endpoints.pgbouncerVersion() + ". Run bin/setup"
+                + " (it builds 1.24.1 from Debian 13's source package) or name one in " + Processes.CURRENT_PGBOUNCER));
+        String version = Processes.pgbouncerVersion(binary);
+        if (!Processes.atLeast121(version)) {
+            throw new BedException(binary + " is " + version + "; the prepared-statements pool needs 1.21 or later");
+        }
+        int pgPort = Integer.parseInt(endpoints.url(Route.DIRECT).replaceFirst(".*:(\\d+)/.*", "$1"));
+        // pgjdbc's default prepareThreshold: named server-side statements, as current PgBouncer supports
+        String url = startPgBouncer(binary, "prepared", "transaction", pgPort, PgBouncerConfig.MAX_PREPARED_STATEMENTS);
+        System.out.printf("[lockhygiene test bed] %s: %s (%s)%n", Route.PREPARED_TRANSACTION_POOL.label(), url, version);
+        preparedVersion = version;
+        preparedUrl = url;
+        return url;
+    }
+
+    @Override
+    public String preparedPoolVersion() {
+        return preparedVersion;
     }
 
     /** Fault injection: restart PostgreSQL (fast shutdown: every backend is terminated). */
@@ -295,18 +324,6 @@ final class LocalBinariesBed implements RunningBed {
         props.setProperty("user", USER);
         props.setProperty("password", password);
         return props;
-    }
-
-    static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private void handToServerUser(Path path) {
-        BedFiles.handToServerUser(path, processes);
     }
 
     private static void sleep(long ms) {

@@ -159,6 +159,53 @@ final class Processes {
                 .map(Paths::get).filter(Files::isExecutable).findFirst();
     }
 
+    /** The environment variable naming a PgBouncer of 1.21 or later (its binary) for the prepared-statements pool. */
+    static final String CURRENT_PGBOUNCER = "LOCKHYGIENE_PGBOUNCER_CURRENT";
+    /** Where bin/setup builds one from Debian 13's source package when the system's is older. */
+    static final List<String> BUILT_PGBOUNCERS = List.of("/usr/local/lib/lockhygiene/pgbouncer-current/bin/pgbouncer",
+            System.getProperty("user.home") + "/.cache/lockhygiene/pgbouncer-current/bin/pgbouncer");
+
+    /**
+     * A PgBouncer that supports protocol-level prepared statements (1.21 or later): the one named by
+     * {@value #CURRENT_PGBOUNCER}, else the system's when it is recent enough, else the one bin/setup built.
+     */
+    static Optional<Path> findCurrentPgBouncer() {
+        String named = System.getenv(CURRENT_PGBOUNCER);
+        if (named != null && !named.isBlank()) {
+            return Optional.of(Paths.get(named));
+        }
+        Optional<Path> system = findPgBouncer().filter(p -> atLeast121(pgbouncerVersion(p)));
+        if (system.isPresent()) {
+            return system;
+        }
+        return BUILT_PGBOUNCERS.stream().map(Paths::get).filter(Files::isExecutable).findFirst();
+    }
+
+    /** The first line of {@code pgbouncer --version} ("PgBouncer 1.24.1"). */
+    static String pgbouncerVersion(Path binary) {
+        return run(List.of(binary.toString(), "--version"), null, 10).output.lines().findFirst().orElse("unknown");
+    }
+
+    /** True for "PgBouncer 1.21" and later. */
+    static boolean atLeast121(String versionLine) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)\\.(\\d+)").matcher(versionLine);
+        if (!m.find()) {
+            return false;
+        }
+        int major = Integer.parseInt(m.group(1));
+        int minor = Integer.parseInt(m.group(2));
+        return major > 1 || (major == 1 && minor >= 21);
+    }
+
+    /** A free TCP port on the loopback address. */
+    static int freeLoopbackPort() {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     private static Optional<Path> which(String name) {
         String path = Optional.ofNullable(System.getenv("PATH")).orElse("");
         for (String d : path.split(java.io.File.pathSeparator)) {

@@ -4,6 +4,19 @@ package io.lockhygiene.it.bed;
 interface RunningBed extends AutoCloseable {
     BedEndpoints endpoints();
 
+    /**
+     * The URL of {@link Route#PREPARED_TRANSACTION_POOL}, started on first use where the bed starts its own
+     * servers; the message names what is missing where it cannot be had.
+     */
+    default String preparedPoolUrl() {
+        throw new BedException("this test bed (" + endpoints().source() + ") has no " + Route.PREPARED_TRANSACTION_POOL.label());
+    }
+
+    /** The version of that PgBouncer, once {@link #preparedPoolUrl()} answered. */
+    default String preparedPoolVersion() {
+        return "unknown";
+    }
+
     @Override
     void close();
 }

@@ -80,7 +80,7 @@ public final class TestBed implements AutoCloseable {
     }
 
     public String url(Route route) {
-        return running.endpoints().url(route);
+        return route == Route.PREPARED_TRANSACTION_POOL ? running.preparedPoolUrl() : running.endpoints().url(route);
     }
 
     /** user and password, for DriverManager and DataSources. */
@@ -94,6 +94,12 @@ public final class TestBed implements AutoCloseable {
     /** A plain-pgjdbc connection over the given route. */
     public Connection connect(Route route) throws SQLException {
         return DriverManager.getConnection(url(route), credentials());
+    }
+
+    /** The version line of the PgBouncer of {@link Route#PREPARED_TRANSACTION_POOL} (started if need be). */
+    public String preparedPoolVersion() {
+        url(Route.PREPARED_TRANSACTION_POOL);
+        return running.preparedPoolVersion();
     }
 
     /**

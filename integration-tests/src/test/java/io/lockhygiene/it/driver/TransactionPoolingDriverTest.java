@@ -45,15 +45,20 @@ class TransactionPoolingDriverTest {
         bed.admin().terminateHoldersOf(key);
     }
 
+    /** The transaction pooler the tests go through (a subclass runs them through another). */
+    Route route() {
+        return Route.TRANSACTION_POOL;
+    }
+
     private Connection lh(String... params) throws SQLException {
-        return bed.connectLockHygiene(Route.TRANSACTION_POOL, params);
+        return bed.connectLockHygiene(route(), params);
     }
 
 
     @Test
     void controlPlainPgjdbcLeavesAnAutocommitLockBehind() throws Exception {
         long k = key(920_001);
-        try (Connection c = bed.connect(Route.TRANSACTION_POOL); Statement s = c.createStatement()) {
+        try (Connection c = bed.connect(route()); Statement s = c.createStatement()) {
             s.execute("SELECT pg_advisory_lock(" + k + ")");
         }
         assertEquals(1, bed.admin().holdersOf(k).size(), "plain pgjdbc: the lock outlives its client");
@@ -73,7 +78,7 @@ class TransactionPoolingDriverTest {
             assertEquals("ExclusiveLock", leaks.get(0).lockMode());
             assertTrue(leaks.get(0).sql().contains("pg_try_advisory_lock(" + k + ")"));
             assertNotNull(leaks.get(0).takenAt(), "the stack where the lock was taken");
-            assertTrue(stackMentions(leaks.get(0).takenAt(), getClass().getName()), "the stack reaches this test");
+            assertTrue(stackMentions(leaks.get(0).takenAt(), TransactionPoolingDriverTest.class.getName()), "the stack reaches this test");
             assertEquals(1, events.of(EventType.SESSION_LOCK_CALL).size());
         }
     }
@@ -100,7 +105,7 @@ class TransactionPoolingDriverTest {
         long k = key(920_004);
         try (EventRecorder events = EventRecorder.mentioning(Long.toString(k));
              Connection c = lh("lockhygiene.mode=rewrite"); Statement s = c.createStatement();
-             Connection other = bed.connect(Route.TRANSACTION_POOL); Statement o = other.createStatement()) {
+             Connection other = bed.connect(route()); Statement o = other.createStatement()) {
             c.setAutoCommit(false);
             try (ResultSet rs = s.executeQuery("SELECT pg_try_advisory_lock(" + k + ")")) {
                 rs.next();
@@ -160,7 +165,7 @@ class TransactionPoolingDriverTest {
     @Test
     void bindParameterKeysAsLiquibaseSessionLockSendsThem() throws Exception {
         long k = key(920_007);
-        try (Connection plain = bed.connect(Route.TRANSACTION_POOL);
+        try (Connection plain = bed.connect(route());
              PreparedStatement ps = plain.prepareStatement("SELECT pg_try_advisory_lock(?)")) {
             ps.setLong(1, k);
             try (ResultSet rs = ps.executeQuery()) {
@@ -189,7 +194,7 @@ class TransactionPoolingDriverTest {
     @Test
     void batchesAreGuardedToo() throws Exception {
         long k = key(920_008);
-        try (Connection c = bed.connect(Route.TRANSACTION_POOL); Statement s = c.createStatement()) {
+        try (Connection c = bed.connect(route()); Statement s = c.createStatement()) {
             s.addBatch("SELECT pg_advisory_lock(" + k + ")");
             s.addBatch("SELECT 1");
             try {
@@ -232,7 +237,7 @@ class TransactionPoolingDriverTest {
     @Test
     void inheritedLocksLeftByAnotherClientAreFoundAndReleased() throws Exception {
         long k = key(920_010);
-        try (Connection c = bed.connect(Route.TRANSACTION_POOL); Statement s = c.createStatement()) {
+        try (Connection c = bed.connect(route()); Statement s = c.createStatement()) {
             s.execute("SELECT pg_advisory_lock(" + k + ")");
         }
         assertEquals(1, bed.admin().holdersOf(k).size());

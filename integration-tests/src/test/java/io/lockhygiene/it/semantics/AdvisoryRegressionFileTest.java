@@ -12,6 +12,7 @@ import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
@@ -19,7 +20,8 @@ import io.lockhygiene.it.bed.TestBedExtension;
 import io.lockhygiene.internal.sql.SqlScanner;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * PostgreSQL's own regression file for advisory locks, statement by statement, against direct
@@ -117,15 +119,21 @@ class AdvisoryRegressionFileTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(Style.class)
-    void emulateThroughTheTransactionPoolerAnswersAsPostgreSqlDoes(Style style) throws Exception {
+    /** Each style of running the file, through the system's PgBouncer and through one of 1.21 or later. */
+    static Stream<Arguments> stylesAndPoolers() {
+        return Stream.of(Route.TRANSACTION_POOL, Route.PREPARED_TRANSACTION_POOL)
+                .flatMap(route -> Stream.of(Style.values()).map(style -> Arguments.of(style, route)));
+    }
+
+    @ParameterizedTest(name = "{0} through {1}")
+    @MethodSource("stylesAndPoolers")
+    void emulateThroughTheTransactionPoolerAnswersAsPostgreSqlDoes(Style style, Route pooler) throws Exception {
         List<String> reference;
         try (Connection direct = bed.connect(Route.DIRECT)) {
             reference = run(direct, style);
         }
         List<String> ours;
-        try (Connection c = bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate")) {
+        try (Connection c = bed.connectLockHygiene(pooler, "lockhygiene.mode=emulate")) {
             ours = run(c, style);
         }
         for (int i = 0; i < reference.size(); i++) {

@@ -18,7 +18,7 @@ import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Issue 12: PostgreSQL's advisory_lock.sql through the agent. An unchanged program (plain
@@ -37,16 +37,16 @@ class AgentRegressionFileTest {
                 .collect(Collectors.joining(File.pathSeparator));
     }
 
-    @ParameterizedTest
-    @EnumSource(AdvisoryRegressionFileTest.Style.class)
-    void theAgentAnswersAsPostgreSqlDoes(AdvisoryRegressionFileTest.Style style) throws Exception {
+    @ParameterizedTest(name = "{0} through {1}")
+    @MethodSource("io.lockhygiene.it.semantics.AdvisoryRegressionFileTest#stylesAndPoolers")
+    void theAgentAnswersAsPostgreSqlDoes(AdvisoryRegressionFileTest.Style style, Route pooler) throws Exception {
         List<String> reference;
         try (Connection direct = bed.connect(Route.DIRECT)) {
             reference = AdvisoryRegressionFileTest.run(direct, style);
         }
         String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
         Process p = new ProcessBuilder(java, "-javaagent:" + AGENT.toAbsolutePath() + "=mode=emulate",
-                "-cp", withoutLockHygiene(), RegressionFileMain.class.getName(), bed.url(Route.TRANSACTION_POOL),
+                "-cp", withoutLockHygiene(), RegressionFileMain.class.getName(), bed.url(pooler),
                 bed.endpoints().user(), bed.endpoints().password(), style.name()).redirectErrorStream(true).start();
         p.getOutputStream().close();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

@@ -58,6 +58,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 class DifferentialTest {
     private final TestBed bed = TestBed.shared();
 
+    /** The transaction pooler emulate runs the programs through (a subclass runs them through another). */
+    Route pooler() {
+        return Route.TRANSACTION_POOL;
+    }
+
     static Stream<Long> seeds() {
         String one = System.getProperty("diff.seed");
         if (one != null) {
@@ -80,7 +85,7 @@ class DifferentialTest {
         try (Connection c = bed.connect(Route.DIRECT)) {
             keys = keysOf(seed, ProgramGrammar.keys(c, base));
         }
-        ProgramRunner runner = new ProgramRunner(bed, false);
+        ProgramRunner runner = new ProgramRunner(bed, false, pooler());
         runner.prepareKeysTable(keys);
         List<Step> program = new ArrayList<>();
         int connections = connectionsOf(seed);
@@ -101,7 +106,7 @@ class DifferentialTest {
         List<String> reference = (List<String>) g.get("reference");
         boolean sampleEveryEnd = (seed & 1) == 1; // odd seeds: every transaction end sampled for the leak check
         List<Step> program = (List<Step>) g.get("program");
-        List<String> ours = new ProgramRunner(bed, sampleEveryEnd).run(null, (Integer) g.get("connections"), program, Client.EMULATE,
+        List<String> ours = new ProgramRunner(bed, sampleEveryEnd, pooler()).run(null, (Integer) g.get("connections"), program, Client.EMULATE,
                 (List<Key>) g.get("keys"), null);
         long ends = program.stream().filter(st -> "sessions-end".equals(st.kind())).count();
         if (ends > 0) {
@@ -122,7 +127,7 @@ class DifferentialTest {
         int differing = 0;
         for (long seed = 4242; seed < 4262; seed++) {
             Map<String, Object> g = generated(seed);
-            List<String> plain = new ProgramRunner(bed, false).run(null, (Integer) g.get("connections"), (List<Step>) g.get("program"),
+            List<String> plain = new ProgramRunner(bed, false, pooler()).run(null, (Integer) g.get("connections"), (List<Step>) g.get("program"),
                     Client.POOLED_PLAIN, (List<Key>) g.get("keys"), null);
             differing += g.get("reference").equals(plain) ? 0 : 1;
             for (var l : bed.admin().heldAdvisoryLocks()) {
@@ -192,7 +197,7 @@ class DifferentialTest {
         }
         List<Key> probed = new ArrayList<>(keys);
         probed.add(bigint("two", 2, List.of(lit(2))));
-        ProgramRunner runner = new ProgramRunner(bed, false);
+        ProgramRunner runner = new ProgramRunner(bed, false, pooler());
         List<String> reference = runner.run(null, 1, program, Client.DIRECT_PLAIN, probed, null);
         List<String> ours = runner.run(null, 1, program, Client.EMULATE, probed, null);
         for (int i = 0; i < reference.size(); i++) {

@@ -40,10 +40,13 @@ final class ProgramRunner {
      * must still be PostgreSQL's.
      */
     private final boolean sampleEveryEnd;
+    /** The transaction pooler emulate and the control go through. */
+    private final Route pooler;
 
-    ProgramRunner(TestBed bed, boolean sampleEveryEnd) {
+    ProgramRunner(TestBed bed, boolean sampleEveryEnd, Route pooler) {
         this.bed = bed;
         this.sampleEveryEnd = sampleEveryEnd;
+        this.pooler = pooler;
     }
 
 
@@ -51,10 +54,10 @@ final class ProgramRunner {
         switch (client) {
             case EMULATE:
                 return sampleEveryEnd
-                        ? bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate", "lockhygiene.leakCheckSample=1")
-                        : bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate");
+                        ? bed.connectLockHygiene(pooler, "lockhygiene.mode=emulate", "lockhygiene.leakCheckSample=1")
+                        : bed.connectLockHygiene(pooler, "lockhygiene.mode=emulate");
             case POOLED_PLAIN:
-                return bed.connect(Route.TRANSACTION_POOL);
+                return bed.connect(pooler);
             default:
                 return bed.connect(Route.DIRECT);
         }
