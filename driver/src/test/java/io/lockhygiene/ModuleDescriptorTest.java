@@ -30,7 +30,7 @@ class ModuleDescriptorTest {
                 assertTrue(e.source().startsWith("io.lockhygiene.internal."), e.toString());
                 assertFalse(e.targets().isEmpty());
                 for (String target : e.targets()) {
-                    assertTrue(Set.of("io.lockhygiene.agent", "io.lockhygiene.cli", "io.lockhygiene.spring")
+                    assertTrue(Set.of("io.lockhygiene.agent", "io.lockhygiene.cli", "io.lockhygiene.spring", "io.lockhygiene.r2dbc")
                             .contains(target), "shared only with LockHygiene's own modules: " + e);
                 }
             } else {

@@ -27,6 +27,17 @@ public final class EmulateMessages {
                 + " pg_advisory_xact_lock inside a transaction, which needs no emulation. SQL: " + sql;
     }
 
+    /**
+     * A key only the server could compute, for an owner whose own connection LockHygiene cannot ask (R2DBC):
+     * refused (SQLState 0A000), nothing sent.
+     */
+    public static String keyNotReadable(String function) {
+        return WHO + " refused " + function + ": its key is not an integer literal or an integer bind parameter"
+                + " (Integer, Long or Short), and on this connection (R2DBC) LockHygiene cannot have the server compute"
+                + " it exactly as PostgreSQL would. Nothing was sent. Fix: compute the key first (SELECT hashtext($1))"
+                + " and bind it as a Long, or use pg_advisory_xact_lock inside a transaction, which needs no emulation.";
+    }
+
     /** Two owners of this process wait for each other (SQLState 40P01). */
     public static String deadlockHere(Object owner, Object key, Object other) {
         return "deadlock detected (LockHygiene, lockhygiene.mode=emulate: " + owner + " waits for advisory lock " + key

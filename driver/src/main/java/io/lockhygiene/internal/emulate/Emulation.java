@@ -128,7 +128,7 @@ public final class Emulation {
         Limits limits = new Limits(settings.lockTimeoutMillis(), app.getQueryTimeout());
         waiting = limits;
         try {
-            return new ShapeExecution(context, owner(), shape, binds, app, inTransaction, limits).run();
+            return new ShapeExecution(context, owner(), shape, binds, inTransaction, limits).run();
         } catch (SQLException | RuntimeException e) {
             if (inTransaction) {
                 failApplicationTransaction(e);

@@ -27,7 +27,11 @@ final class KeyResolution {
     }
 
     /** Per call index: the call's key. */
-    static CallKey[] keys(LockShape shape, Binds binds, KeyCache cache, Connection raw) throws SQLException {
+    /**
+     * @param raw the application's connection, where the server evaluates keys the JVM cannot read; null for an
+     *            owner without one (R2DBC): such a key is then refused (0A000), never guessed
+     */
+    static CallKey[] keys(LockShape shape, KeyValues.BindView binds, KeyCache cache, Connection raw) throws SQLException {
         List<Node.Call> calls = shape.calls();
         KeyValue[][] args = new KeyValue[calls.size()][];
         List<Node.Call> pending = new ArrayList<>(0);
@@ -38,8 +42,8 @@ final class KeyResolution {
             for (int i = 0; i < values.length; i++) {
                 KeyArg a = c.args().get(i);
                 KeyValue v = KeyValues.resolve(a, pair, binds);
-                if (v == null && a.cacheable()) {
-                    v = cached(cache, shape, a, pair, binds);
+                if (v == null && a.cacheable() && binds instanceof Binds) {
+                    v = cached(cache, shape, a, pair, (Binds) binds);
                 }
                 values[i] = v;
                 known &= v != null;
@@ -50,7 +54,10 @@ final class KeyResolution {
             }
         }
         if (!pending.isEmpty()) {
-            evaluate(shape, pending, binds, cache, raw, args);
+            if (raw == null || (binds != null && !(binds instanceof Binds))) {
+                throw new SQLException(EmulateMessages.keyNotReadable(pending.get(0).function().sqlName()), "0A000");
+            }
+            evaluate(shape, pending, (Binds) binds, cache, raw, args);
         }
         CallKey[] keys = new CallKey[calls.size()];
         for (Node.Call c : calls) {

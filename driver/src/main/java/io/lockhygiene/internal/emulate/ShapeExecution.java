@@ -2,7 +2,6 @@ package io.lockhygiene.internal.emulate;
 
 import java.sql.SQLException;
 import java.sql.SQLWarning;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -34,8 +33,7 @@ import io.lockhygiene.internal.sql.AdvisoryFunction;
 final class ShapeExecution {
     private final ExecutionContext context;
     private final LockShape shape;
-    private final Binds binds;
-    private final Statement app;
+    private final KeyValues.BindView binds;
     private final boolean inTransaction;
     private final Limits limits;
     private final Holder holder;
@@ -49,12 +47,11 @@ final class ShapeExecution {
      * @param owner who takes the locks (the connection, or the thread a pool lends it to)
      * @param inTransaction the statement runs inside a transaction block (as the server says)
      */
-    ShapeExecution(ExecutionContext context, LockOwner owner, LockShape shape, Binds binds, Statement app,
+    ShapeExecution(ExecutionContext context, LockOwner owner, LockShape shape, KeyValues.BindView binds,
                    boolean inTransaction, Limits limits) {
         this.context = context;
         this.shape = shape;
         this.binds = binds;
-        this.app = app;
         this.inTransaction = inTransaction;
         this.limits = limits;
         this.holder = context.holder;
@@ -65,7 +62,7 @@ final class ShapeExecution {
     Outcome run() throws SQLException {
         try {
             if (shape.needsValidation()) {
-                Validation.check(shape, binds, context.raw);
+                Validation.check(shape, (Binds) binds, context.raw); // only JDBC owners run such shapes
             }
             record();
             Outcome outcome = shape.form() == LockShape.Form.ROWS ? rows() : oneRow();
@@ -113,7 +110,7 @@ final class ShapeExecution {
     }
 
     private Outcome rows() throws SQLException {
-        List<CallKey[]> keyRows = KeyResolution.rows(shape, binds, context.raw);
+        List<CallKey[]> keyRows = KeyResolution.rows(shape, (Binds) binds, context.raw); // JDBC owners only
         List<LockShape.Item> items = shape.items();
         String[] labels = new String[items.size()];
         int[] types = new int[items.size()];

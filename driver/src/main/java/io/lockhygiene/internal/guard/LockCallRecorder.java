@@ -21,7 +21,7 @@ import io.lockhygiene.settings.Settings;
  * leak check) and words what LockHygiene says about them: the session-lock warning, the rewrite notice,
  * strict mode's refusal. Each message names what happened and what to do.
  */
-final class LockCallRecorder {
+public final class LockCallRecorder {
     private static final RateLimiter WARNINGS = new RateLimiter(60_000);
 
     private final Settings settings;
@@ -29,14 +29,14 @@ final class LockCallRecorder {
     private final LeakReporter reporter;
     private final RecentCalls calls;
 
-    LockCallRecorder(Settings settings, String id, LeakReporter reporter, RecentCalls calls) {
+    public LockCallRecorder(Settings settings, String id, LeakReporter reporter, RecentCalls calls) {
         this.settings = settings;
         this.id = id;
         this.reporter = reporter;
         this.calls = calls;
     }
 
-    void announceRewrite(String sql, ScanResult scan, String rewritten) {
+    public void announceRewrite(String sql, ScanResult scan, String rewritten) {
         if (WARNINGS.allow("rw:" + sql)) {
             Log.info("LockHygiene rewrote session-level advisory calls to transaction-scoped ones (lockhygiene.mode=rewrite,"
                     + " transaction pooling): the locks now end with this transaction, and unlocks inside it are"
@@ -50,7 +50,7 @@ final class LockCallRecorder {
      * @param rewrite the mode is rewrite (the advice in autocommit says what rewrite cannot do)
      * @param emulateWithoutHolder the mode is emulate but the connection has no way to place a lock holder
      */
-    void record(ScanResult scan, String sql, Situation where, boolean rewrite, boolean emulateWithoutHolder) {
+    public void record(ScanResult scan, String sql, Situation where, boolean rewrite, boolean emulateWithoutHolder) {
         Throwable stack = null;
         for (AdvisoryCall c : scan.calls()) {
             if (!c.function().isSessionLevel()) {
@@ -88,7 +88,7 @@ final class LockCallRecorder {
         reporter.publish(EventType.SESSION_LOCK_CALL, first.function().sqlName(), null, null, sql, message, stack);
     }
 
-    SQLException reject(String sql, ScanResult scan) {
+    public SQLException reject(String sql, ScanResult scan) {
         AdvisoryCall c = scan.firstSessionCall();
         for (AdvisoryCall call : scan.calls()) {
             if (call.function().isSessionLevel() && call.function().isAcquire()) {

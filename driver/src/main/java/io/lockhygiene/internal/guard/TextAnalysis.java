@@ -15,7 +15,7 @@ import io.lockhygiene.internal.sql.SqlScanner;
  * never unbounded memory). Only texts that passed the prefilter, or that must be read while a leak check
  * is due, are ever analysed.
  */
-final class TextAnalysis {
+public final class TextAnalysis {
     static final int MAX_ENTRIES = 2048;
     private static final ConcurrentHashMap<String, TextAnalysis> CACHE = new ConcurrentHashMap<>();
 
@@ -29,7 +29,7 @@ final class TextAnalysis {
     }
 
     /** The analysis of a non-empty text, cached or made now. */
-    static TextAnalysis of(String sql) {
+    public static TextAnalysis of(String sql) {
         TextAnalysis a = CACHE.get(sql);
         if (a == null) {
             a = new TextAnalysis(sql, SqlScanner.scan(sql));
@@ -41,8 +41,13 @@ final class TextAnalysis {
         return a;
     }
 
+    /** What the scanner found in the text. */
+    public ScanResult scan() {
+        return scan;
+    }
+
     /** emulate: the shape of the text's calls, parsed at the first ask (a racing second parse is only wasted). */
-    LockShape shape() {
+    public LockShape shape() {
         LockShape s = shape;
         if (s == null) {
             s = ShapeParser.parse(sql);

@@ -108,6 +108,14 @@ public final class LockShape {
         return new LockShape(sql, null, Collections.emptyList(), null, null, null, -1, calls, parameterCount, false, why);
     }
 
+    /**
+     * This statement, refused for {@code why} by a front end that cannot do what its shape needs (R2DBC: keys or
+     * answers only the server could compute), so that the one decision table decides what happens to it.
+     */
+    public LockShape refusedBecause(String why) {
+        return unsupported(sql, why, calls, parameterCount);
+    }
+
     public String sql() {
         return sql;
     }

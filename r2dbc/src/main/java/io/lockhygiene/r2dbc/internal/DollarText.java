@@ -1,0 +1,54 @@
+package io.lockhygiene.r2dbc.internal;
+
+import java.util.Arrays;
+
+import io.lockhygiene.internal.sql.SqlLexer;
+
+/**
+ * An R2DBC statement's text as the core's shape reader reads it: PostgreSQL's {@code $n} parameters written
+ * as JDBC's {@code ?}, in order, with which {@code $n} each {@code ?} stands for. Strings, quoted names and
+ * comments are skipped by the core's one lexer, so a {@code $1} inside them stays text.
+ */
+final class DollarText {
+    /** The text with {@code ?} for each {@code $n}. */
+    final String jdbcText;
+    /** For the {@code i}-th {@code ?} (0-based), its {@code n}. */
+    private final int[] dollars;
+
+    private DollarText(String jdbcText, int[] dollars) {
+        this.jdbcText = jdbcText;
+        this.dollars = dollars;
+    }
+
+    static DollarText of(String sql) {
+        StringBuilder out = null;
+        int[] dollars = new int[4];
+        int count = 0;
+        int copied = 0;
+        SqlLexer lexer = new SqlLexer(sql);
+        for (int kind = lexer.next(); kind != SqlLexer.END; kind = lexer.next()) {
+            if (kind != SqlLexer.PARAM || sql.charAt(lexer.start()) != '$') {
+                continue;
+            }
+            if (out == null) {
+                out = new StringBuilder(sql.length());
+            }
+            out.append(sql, copied, lexer.start()).append('?');
+            copied = lexer.end();
+            if (count == dollars.length) {
+                dollars = Arrays.copyOf(dollars, count * 2);
+            }
+            dollars[count++] = Integer.parseInt(sql.substring(lexer.start() + 1, lexer.end()));
+        }
+        if (out == null) {
+            return new DollarText(sql, new int[0]);
+        }
+        out.append(sql, copied, sql.length());
+        return new DollarText(out.toString(), Arrays.copyOf(dollars, count));
+    }
+
+    /** The {@code n} of {@code $n} the JDBC parameter {@code index} (from 1) stands for, or 0. */
+    int dollarOf(int index) {
+        return index >= 1 && index <= dollars.length ? dollars[index - 1] : 0;
+    }
+}

@@ -1,0 +1,139 @@
+package io.lockhygiene.r2dbc.internal;
+
+import java.time.Duration;
+
+import io.lockhygiene.internal.sql.TransactionControl;
+import io.r2dbc.spi.Batch;
+import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.ConnectionMetadata;
+import io.r2dbc.spi.IsolationLevel;
+import io.r2dbc.spi.Statement;
+import io.r2dbc.spi.TransactionDefinition;
+import io.r2dbc.spi.ValidationDepth;
+import io.r2dbc.spi.Wrapped;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Mono;
+
+/**
+ * The application's R2DBC connection: r2dbc-proxy's connection (its listeners see every statement, ours
+ * included), with the calls LockHygiene must carry out itself routed to the connection's guard: statements,
+ * batches, transaction ends, savepoints (emulate follows them) and close. Everything else is the driver's.
+ */
+final class GuardedConnection implements Connection, Wrapped<Connection> {
+    private final Connection proxy;
+    private final R2dbcGuard guard;
+
+    GuardedConnection(Connection proxy, R2dbcGuard guard) {
+        this.proxy = proxy;
+        this.guard = guard;
+    }
+
+    @Override
+    public Statement createStatement(String sql) {
+        return guard.createStatement(sql);
+    }
+
+    @Override
+    public Batch createBatch() {
+        return new GuardedBatch(guard, proxy.createBatch());
+    }
+
+    @Override
+    public Publisher<Void> commitTransaction() {
+        return guard.ends.commit();
+    }
+
+    @Override
+    public Publisher<Void> rollbackTransaction() {
+        return guard.ends.rollback();
+    }
+
+    @Override
+    public Publisher<Void> close() {
+        return guard.ends.close();
+    }
+
+    @Override
+    public Publisher<Void> createSavepoint(String name) {
+        return followed(proxy.createSavepoint(name), TransactionControl.Kind.SAVEPOINT, name);
+    }
+
+    @Override
+    public Publisher<Void> releaseSavepoint(String name) {
+        return followed(proxy.releaseSavepoint(name), TransactionControl.Kind.RELEASE, name);
+    }
+
+    @Override
+    public Publisher<Void> rollbackTransactionToSavepoint(String name) {
+        return followed(proxy.rollbackTransactionToSavepoint(name), TransactionControl.Kind.ROLLBACK_TO, name);
+    }
+
+    /** emulate: the lock table follows the savepoint once the server did it. */
+    private Publisher<Void> followed(Publisher<Void> done, TransactionControl.Kind kind, String name) {
+        if (guard.emulation == null) {
+            return done;
+        }
+        return Mono.from(done).then(Mono.defer(() -> guard.emulation.transactionActive()
+                ? Blocking.run(() -> guard.emulation.followSavepoint(kind, "text:" + name)) : Mono.empty()));
+    }
+
+    @Override
+    public Publisher<Void> beginTransaction() {
+        return proxy.beginTransaction();
+    }
+
+    @Override
+    public Publisher<Void> beginTransaction(TransactionDefinition definition) {
+        return proxy.beginTransaction(definition);
+    }
+
+    @Override
+    public boolean isAutoCommit() {
+        return proxy.isAutoCommit();
+    }
+
+    @Override
+    public ConnectionMetadata getMetadata() {
+        return proxy.getMetadata();
+    }
+
+    @Override
+    public IsolationLevel getTransactionIsolationLevel() {
+        return proxy.getTransactionIsolationLevel();
+    }
+
+    @Override
+    public Publisher<Void> setAutoCommit(boolean autoCommit) {
+        return proxy.setAutoCommit(autoCommit);
+    }
+
+    @Override
+    public Publisher<Void> setLockWaitTimeout(Duration timeout) {
+        return proxy.setLockWaitTimeout(timeout);
+    }
+
+    @Override
+    public Publisher<Void> setStatementTimeout(Duration timeout) {
+        return proxy.setStatementTimeout(timeout);
+    }
+
+    @Override
+    public Publisher<Void> setTransactionIsolationLevel(IsolationLevel level) {
+        return proxy.setTransactionIsolationLevel(level);
+    }
+
+    @Override
+    public Publisher<Boolean> validate(ValidationDepth depth) {
+        return proxy.validate(depth);
+    }
+
+    @Override
+    public Connection unwrap() {
+        return proxy;
+    }
+
+    @Override
+    public String toString() {
+        return "LockHygiene " + guard.id + " over " + proxy;
+    }
+}

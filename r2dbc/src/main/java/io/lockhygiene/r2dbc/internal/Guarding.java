@@ -1,0 +1,79 @@
+package io.lockhygiene.r2dbc.internal;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.lockhygiene.internal.emulate.StandaloneEmulation;
+import io.lockhygiene.internal.holder.Holder;
+import io.lockhygiene.internal.log.Log;
+import io.lockhygiene.internal.policy.LockPolicy;
+import io.lockhygiene.internal.settings.SettingsReader;
+import io.lockhygiene.settings.Settings;
+import io.r2dbc.proxy.ProxyConnectionFactory;
+import io.r2dbc.proxy.listener.ProxyExecutionListener;
+import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.ConnectionFactory;
+import io.r2dbc.spi.ConnectionFactoryOptions;
+import io.r2dbc.spi.Wrapped;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Mono;
+
+/**
+ * What one guarded ConnectionFactory keeps: its settings (read once), r2dbc-proxy's factory over the
+ * application's (with the application's listeners), and, under emulate, where its lock holder goes. Each
+ * connection it makes gets a guard of its own. Public only for {@code io.lockhygiene.r2dbc}; not API.
+ */
+public final class Guarding {
+    private final ConnectionFactory proxied;
+    private final Settings settings;
+    private final HolderSite site;
+    private final AtomicBoolean toldNoHolder = new AtomicBoolean();
+
+    /**
+     * @throws IllegalArgumentException for a bad setting
+     */
+    public Guarding(ConnectionFactory delegate, Map<String, String> keys, Optional<ConnectionFactoryOptions> endpoint,
+                    List<ProxyExecutionListener> listeners) {
+        this.settings = SettingsReader.readForConnection(keys, System.getProperties(), System::getenv);
+        ProxyConnectionFactory.Builder proxy = ProxyConnectionFactory.builder(delegate);
+        for (ProxyExecutionListener l : listeners) {
+            proxy.listener(l);
+        }
+        this.proxied = proxy.build();
+        this.site = LockPolicy.emulates(settings) && endpoint.isPresent() ? HolderSite.of(endpoint.get(), settings) : null;
+    }
+
+    public Publisher<? extends Connection> create() {
+        if (LockPolicy.off(settings)) {
+            return proxied.create();
+        }
+        Mono<Optional<Holder>> holder;
+        if (site != null) {
+            holder = site.holder().map(Optional::of);
+        } else {
+            if (LockPolicy.emulates(settings) && toldNoHolder.compareAndSet(false, true)) {
+                Log.warn("LockHygiene (lockhygiene.mode=emulate): this R2DBC ConnectionFactory does not say where its"
+                        + " server is, so no lock holder can be placed and its connections behave as detect. Fix: use a"
+                        + " r2dbc:lockhygiene:postgresql:// URL, or LockHygieneConnectionFactory.builder(...).connectsTo(...)"
+                        + " (the Spring Boot starter passes spring.r2dbc.url, username and password).");
+            }
+            holder = Mono.just(Optional.empty());
+        }
+        return holder.flatMap(h -> Mono.from(proxied.create()).map(c -> guarded(c, h.orElse(null))));
+    }
+
+    private Connection guarded(Connection proxy, Holder holder) {
+        @SuppressWarnings("unchecked")
+        Connection raw = proxy instanceof Wrapped ? ((Wrapped<Connection>) proxy).unwrap() : proxy;
+        R2dbcGuard guard = new R2dbcGuard(raw, proxy, settings, holder == null ? null
+                : (s, id, reporter) -> new StandaloneEmulation(holder, s, id, reporter));
+        return new GuardedConnection(proxy, guard);
+    }
+
+    @Override
+    public String toString() {
+        return settings + (site == null ? "" : ", lock holder for " + site);
+    }
+}

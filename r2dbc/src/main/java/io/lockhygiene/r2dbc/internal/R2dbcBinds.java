@@ -1,0 +1,121 @@
+package io.lockhygiene.r2dbc.internal;
+
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+import io.lockhygiene.internal.emulate.KeyValues;
+import io.r2dbc.spi.Statement;
+
+/**
+ * One binding of an R2DBC statement, kept by LockHygiene: each bind call in order (replayed onto the statement
+ * that is sent), and the values by their {@code $n}, which the lock table reads as a JDBC statement's
+ * parameters: r2dbc-postgresql sends an Integer as int4, a Long as int8, a Short or Byte as int2, exactly
+ * what the core's rules for {@code setObject} say; a NULL bound for one of them is that type's NULL.
+ */
+final class R2dbcBinds implements KeyValues.BindView {
+    private final List<Consumer<Statement>> calls = new ArrayList<>(2);
+    private final Map<Integer, Object> values = new HashMap<>(4);
+    private final Map<Integer, Class<?>> nulls = new HashMap<>(2);
+    private DollarText text;
+
+    void bind(int index, Object value) {
+        calls.add(s -> s.bind(index, value));
+        put(index + 1, value, null);
+    }
+
+    void bind(String name, Object value) {
+        calls.add(s -> s.bind(name, value));
+        put(dollar(name), value, null);
+    }
+
+    void bindNull(int index, Class<?> type) {
+        calls.add(s -> s.bindNull(index, type));
+        put(index + 1, null, type);
+    }
+
+    void bindNull(String name, Class<?> type) {
+        calls.add(s -> s.bindNull(name, type));
+        put(dollar(name), null, type);
+    }
+
+    private void put(int dollar, Object value, Class<?> nullType) {
+        if (dollar <= 0) {
+            return; // a name r2dbc-postgresql does not know: its own error at execute
+        }
+        if (nullType != null) {
+            values.remove(dollar);
+            nulls.put(dollar, nullType);
+        } else {
+            nulls.remove(dollar);
+            values.put(dollar, value);
+        }
+    }
+
+    /** {@code $3} is 3; any other name 0. */
+    private static int dollar(String name) {
+        if (name != null && name.length() > 1 && name.charAt(0) == '$') {
+            try {
+                return Integer.parseInt(name.substring(1));
+            } catch (NumberFormatException notOurs) {
+                return 0;
+            }
+        }
+        return 0;
+    }
+
+    boolean isEmpty() {
+        return calls.isEmpty();
+    }
+
+    /** Each bind call again, in order, on the statement that is sent. */
+    void applyTo(Statement target) {
+        for (Consumer<Statement> c : calls) {
+            c.accept(target);
+        }
+    }
+
+    /** Read as the parameters of {@code jdbcText} (its {@code ?} in order). */
+    R2dbcBinds readAs(DollarText jdbcText) {
+        this.text = jdbcText;
+        return this;
+    }
+
+    @Override
+    public String method(int index) {
+        int dollar = text == null ? 0 : text.dollarOf(index);
+        if (nulls.containsKey(dollar)) {
+            return "setNull";
+        }
+        return values.containsKey(dollar) ? "setObject" : null;
+    }
+
+    @Override
+    public Object arg(int index, int n) {
+        int dollar = text == null ? 0 : text.dollarOf(index);
+        if (nulls.containsKey(dollar)) {
+            return n == 0 ? sqlType(nulls.get(dollar)) : null;
+        }
+        return n == 0 ? values.get(dollar) : null; // no target SQL type: the value's own
+    }
+
+    /** The SQL type r2dbc-postgresql gives a NULL of this Java type, as far as the lock table cares. */
+    private static int sqlType(Class<?> type) {
+        if (type == Integer.class) {
+            return Types.INTEGER;
+        }
+        if (type == Long.class) {
+            return Types.BIGINT;
+        }
+        if (type == Short.class) {
+            return Types.SMALLINT;
+        }
+        if (type == Byte.class) {
+            return Types.TINYINT;
+        }
+        return Types.VARCHAR; // a text or other NULL: resolving the function is the server's
+    }
+}

@@ -1,0 +1,185 @@
+package io.lockhygiene.r2dbc.internal;
+
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Optional;
+
+import io.lockhygiene.internal.holder.Seals;
+import io.lockhygiene.internal.leak.HeldLock;
+import io.lockhygiene.internal.leak.PgLocks;
+import io.lockhygiene.internal.policy.LockPolicy;
+import io.r2dbc.spi.ColumnMetadata;
+import io.r2dbc.spi.Result;
+import io.r2dbc.spi.Row;
+import io.r2dbc.spi.RowMetadata;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The ends of one R2DBC connection's transactions and the connection's close, as the JDBC guard's: the leak
+ * check goes in the end's own round trip ({@code COMMIT; <list and release>}, one simple-query text, so a
+ * transaction pooler keeps the server until all of it ran), and an owner holding emulated locks has its
+ * COMMIT fenced in that round trip ({@code <fence>; COMMIT}). An autocommit statement that needs either runs
+ * in a transaction of ours ({@link #wrapped}). Never ends a transaction the application opened.
+ */
+final class R2dbcEnds {
+    private final R2dbcGuard guard;
+
+    R2dbcEnds(R2dbcGuard guard) {
+        this.guard = guard;
+    }
+
+    /** commitTransaction(): plain, or with the fence and the check when due. */
+    Mono<Void> commit() {
+        return end(true, "at COMMIT under transaction pooling (checked because this transaction called"
+                + " session-level advisory functions)");
+    }
+
+    /** rollbackTransaction(): plain, or with the check when due. */
+    Mono<Void> rollback() {
+        return end(false, "at ROLLBACK under transaction pooling (checked because this transaction called"
+                + " session-level advisory functions)");
+    }
+
+    private Mono<Void> end(boolean commit, String when) {
+        return Mono.defer(() -> {
+            if (!guard.inTransaction()) {
+                // nothing open on the server: the driver's own end (it sends nothing either)
+                return Mono.from(commit ? guard.proxy.commitTransaction() : guard.proxy.rollbackTransaction())
+                        .then(ended());
+            }
+            SQLException lost = guard.emulation == null ? null : guard.emulation.lossOnce();
+            if (lost != null) {
+                return rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost)));
+            }
+            int[] seals = commit && guard.emulation != null ? guard.emulation.commitSeals() : null;
+            boolean check = guard.assumesPooling() && LockPolicy.checkDue(LockPolicy.CheckPoint.TRANSACTION_END,
+                    guard.settings.leakCheck(), !guard.calls.isEmpty(), true);
+            if (!check && seals == null) {
+                return Mono.from(commit ? guard.proxy.commitTransaction() : guard.proxy.rollbackTransaction())
+                        .then(ended());
+            }
+            String command = commit ? "COMMIT" : "ROLLBACK";
+            String text = (seals == null ? "" : guard.emulation.fence(seals) + "; ")
+                    + (check ? PgLocks.atTransactionEnd(command) : command);
+            return listing(text)
+                    .flatMap(held -> {
+                        if (check) {
+                            guard.reporter.report(held, guard.calls, when);
+                        }
+                        return ended();
+                    })
+                    .onErrorResume(e -> seals != null && Seals.isFenceFailure(R2dbcErrors.toSql(e))
+                            ? fenceFailed(e) : ended().then(Mono.error(e)));
+        });
+    }
+
+    /**
+     * A fence failed: a session the owner's locks lived on is gone. The transaction, aborted by the fence, is
+     * rolled back; the application gets 08006 naming the keys (as a dead session's client gets an error).
+     */
+    private Mono<Void> fenceFailed(Throwable serverError) {
+        SQLException lost = guard.emulation.fenceFailed(serverError);
+        return rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost)));
+    }
+
+    /** The transaction is over: recorded calls cleared, its transaction-level locks in the table gone. */
+    private Mono<Void> ended() {
+        if (guard.assumesPooling()) {
+            guard.calls.clear();
+        }
+        guard.venueApplication = false;
+        if (guard.emulation == null || !guard.emulation.transactionActive()) {
+            return Mono.empty();
+        }
+        return Blocking.run(guard.emulation::transactionEnded);
+    }
+
+    /** ROLLBACK when a transaction is open; errors dropped (a broken connection says so on its next use). */
+    Mono<Void> rollbackQuietly() {
+        return Mono.defer(() -> guard.inTransaction() ? Mono.from(guard.proxy.rollbackTransaction()) : Mono.<Void>empty())
+                .onErrorResume(e -> Mono.empty());
+    }
+
+    /**
+     * A call decided in the table failed inside the application's transaction (a deadlock, a timeout): in
+     * PostgreSQL that aborts the transaction, so it is aborted the same way, with a statement that fails on
+     * purpose, and the table lets go of the innermost level's transaction-level locks.
+     */
+    Mono<Void> abortTransaction() {
+        return Flux.from(guard.proxy.createStatement("ROLLBACK TO SAVEPOINT lockhygiene_statement_failed_in_the_lock_table")
+                        .execute()).flatMap(Result::getRowsUpdated)
+                .onErrorResume(expected -> Mono.empty()) // 3B001: the transaction is aborted now, as PostgreSQL's
+                .then(Blocking.run(guard.emulation::innermostFailed));
+    }
+
+    /**
+     * An autocommit statement in a transaction of ours (BEGIN, the statement, then the end): its COMMIT carries
+     * the leak check (transaction pooling, session-level calls) and the fence (an owner holding emulated
+     * locks); a failure rolls back, with the check. The end runs when the statement's results are complete or
+     * the application stops reading them (cancel); its error then reaches the application's next statement
+     * (the loss) rather than the cancelled one.
+     */
+    Flux<Result> wrapped(GuardedStatement st, String sent) {
+        return wrapped(() -> st.real(guard.proxy, sent).execute());
+    }
+
+    /** {@code run} (a statement's or a batch's execution) in a transaction of ours; see {@link #wrapped(GuardedStatement, String)}. */
+    Flux<Result> wrapped(java.util.function.Supplier<Publisher<? extends Result>> run) {
+        return Flux.usingWhen(Mono.from(guard.proxy.beginTransaction()).thenReturn(Boolean.TRUE),
+                began -> Flux.from(run.get()),
+                began -> commit(),
+                (began, error) -> rollback(),
+                began -> commit());
+    }
+
+    /**
+     * Close: under session pooling or direct, the session's locks still held were never unlocked (listed,
+     * released and reported); emulate lets go of the owner's locks (reported); then the driver's close.
+     */
+    Mono<Void> close() {
+        return Mono.defer(() -> {
+            Mono<Void> check = Mono.empty();
+            // under transaction pooling every transaction end was checked instead; inside an open transaction
+            // session locks cannot be told from transaction-level ones
+            if (!guard.calls.isEmpty() && !guard.inTransaction() && !guard.assumesPooling()
+                    && LockPolicy.checkDue(LockPolicy.CheckPoint.RETURN, guard.settings.leakCheck(), true, false)) {
+                check = listing(PgLocks.atReturn(true))
+                        .doOnNext(held -> guard.reporter.report(held, guard.calls,
+                                "when the connection was closed (checked at the close)"))
+                        .then()
+                        .onErrorResume(e -> {
+                            guard.reporter.checkFailed("at close", e instanceof Exception ? (Exception) e
+                                    : new RuntimeException(e));
+                            return Mono.empty();
+                        });
+            }
+            Mono<Void> letGo = guard.emulation == null ? Mono.empty() : Blocking.run(guard.emulation::letGo);
+            return check.then(letGo).then(Mono.from(guard.proxy.close())).doFinally(s -> guard.closed());
+        });
+    }
+
+    /** Runs {@code text} (one simple-query text) and returns the rows of its lock listing (none when it has none). */
+    private Mono<List<HeldLock>> listing(String text) {
+        return Flux.from(guard.proxy.createStatement(text).execute())
+                .concatMap(r -> r.map(R2dbcEnds::heldLock))
+                .filter(Optional::isPresent)
+                .map(Optional::get)
+                .collectList();
+    }
+
+    /** A row of the listing ({@link PgLocks#LIST_AND_RELEASE}); any other result's rows are not ours to read. */
+    private static Optional<HeldLock> heldLock(Row row, RowMetadata meta) {
+        List<? extends ColumnMetadata> columns = meta.getColumnMetadatas();
+        if (columns.size() < 5 || !"classid".equalsIgnoreCase(columns.get(0).getName())) {
+            return Optional.empty();
+        }
+        return Optional.of(new HeldLock(number(row.get(0)), number(row.get(1)), (int) number(row.get(2)),
+                row.get(3, String.class), (int) number(row.get(4))));
+    }
+
+    private static long number(Object v) {
+        return v == null ? 0 : ((Number) v).longValue();
+    }
+}

@@ -1,0 +1,298 @@
+package io.lockhygiene.r2dbc.internal;
+
+import java.sql.SQLException;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.emulate.StandaloneEmulation;
+import io.lockhygiene.internal.events.Events;
+import io.lockhygiene.internal.events.StatementTally;
+import io.lockhygiene.internal.guard.LockCallRecorder;
+import io.lockhygiene.internal.guard.TextAnalysis;
+import io.lockhygiene.internal.leak.LeakReporter;
+import io.lockhygiene.internal.leak.RecentCalls;
+import io.lockhygiene.internal.policy.LockPolicy;
+import io.lockhygiene.internal.policy.Plan;
+import io.lockhygiene.internal.policy.Situation;
+import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.sql.ScanResult;
+import io.lockhygiene.internal.sql.SqlRewriter;
+import io.lockhygiene.internal.sql.SqlScanner;
+import io.lockhygiene.internal.sql.TransactionControl;
+import io.lockhygiene.settings.Settings;
+import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.Result;
+import io.r2dbc.spi.Statement;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Everything LockHygiene does for one R2DBC connection: the R2DBC counterpart of the JDBC connection guard,
+ * over the same core. A text that passes the prefilter is read once ({@link TextAnalysis}); at its execution the
+ * one decision table ({@link LockPolicy#plan}) decides from where the connection stands ({@link #situation},
+ * the server's transaction status as r2dbc-postgresql tracks it, and the pooling), and this carries out the
+ * plan: as it is, recorded for the leak check, rewritten, refused (strict, emulate), decided in emulate's lock
+ * table ({@link StandaloneEmulation}), or in a transaction of ours whose end carries the check or the fence
+ * ({@link R2dbcEnds}). A text that does not pass the prefilter goes to the driver untouched, unless the owner
+ * holds emulated locks (its commits are fenced).
+ *
+ * <p>Nothing here blocks: work that waits (the lock table, the holder) runs through {@link Blocking}. One
+ * operation at a time, as an R2DBC connection is used.
+ */
+final class R2dbcGuard {
+    private static final AtomicLong IDS = new AtomicLong();
+
+    final Settings settings;
+    final String id;
+    final LeakReporter reporter;
+    /** Calls seen since the last leak check, for attribution; non-empty means "touched advisory locks". */
+    final RecentCalls calls = new RecentCalls();
+    /** The driver's own connection: its transaction status and BackendKeyData (never sent statements). */
+    final Connection raw;
+    /** r2dbc-proxy's connection over it: what LockHygiene sends goes through it, seen by its listeners. */
+    final Connection proxy;
+    /** emulate with a holder, else null. */
+    final StandaloneEmulation emulation;
+    final R2dbcEnds ends;
+    private final boolean off;
+    private final StatementTally tally;
+    private LockCallRecorder recorder;
+    private volatile Boolean transactionPooling;
+    /** emulate: transaction-level calls of the open transaction ran on the application's own server. */
+    boolean venueApplication;
+
+    R2dbcGuard(Connection raw, Connection proxy, Settings settings, StandaloneEmulationFactory emulate) {
+        this.raw = raw;
+        this.proxy = proxy;
+        this.settings = settings;
+        this.id = "lh-r2dbc-" + IDS.incrementAndGet();
+        this.off = LockPolicy.off(settings);
+        this.reporter = new LeakReporter(id, settings);
+        this.emulation = emulate == null ? null : emulate.make(settings, id, reporter);
+        this.ends = new R2dbcEnds(this);
+        Events.installProcessWideOnce();
+        this.tally = Events.counters().openTally();
+    }
+
+    /** Makes emulate's part of a connection once its factory's holder is placed. */
+    @FunctionalInterface
+    interface StandaloneEmulationFactory {
+        StandaloneEmulation make(Settings settings, String id, LeakReporter reporter);
+    }
+
+    /**
+     * The hot path: a text that cannot matter goes to the driver as it is (the prefilter's passes, nothing
+     * else), unless the owner holds emulated locks; everything else is a statement of ours.
+     */
+    Statement createStatement(String sql) {
+        if (off) {
+            return proxy.createStatement(sql);
+        }
+        tally.seen();
+        if (sql != null && !SqlScanner.mightMatter(sql) && !watching()) {
+            return proxy.createStatement(sql);
+        }
+        return new GuardedStatement(this, sql);
+    }
+
+    /** emulate: the owner's statements are looked at while it holds anything or has a transaction in the table. */
+    boolean watching() {
+        return emulation != null && (venueApplication || emulation.transactionActive() || emulation.ownerHolds());
+    }
+
+    LockCallRecorder recorder() {
+        if (recorder == null) {
+            recorder = new LockCallRecorder(settings, id, reporter, calls);
+        }
+        return recorder;
+    }
+
+    /** True when the server has a transaction open (r2dbc-postgresql: autocommit is "the server is idle"). */
+    boolean inTransaction() {
+        return !raw.isAutoCommit();
+    }
+
+    /** Where the connection stands now; the pooling is detected once (one round trip) when asked first. */
+    Mono<Situation> situation() {
+        return pooling().map(pooled -> {
+            Situation.TransactionStatus status = inTransaction() ? Situation.TransactionStatus.OPEN
+                    : Situation.TransactionStatus.IDLE;
+            boolean autoCommit = !inTransaction();
+            if (emulation == null) {
+                return new Situation(status, autoCommit, pooled);
+            }
+            Situation.Venue venue = venueApplication ? Situation.Venue.APPLICATION
+                    : emulation.transactionActive() ? Situation.Venue.TABLE : Situation.Venue.UNDECIDED;
+            boolean busy = emulation.transactionActive() || emulation.ownerHolds();
+            return new Situation(status, autoCommit, pooled, true, venue, busy);
+        });
+    }
+
+    /** Transaction pooling: from lockhygiene.poolMode, or detected once (see {@link PoolerProbe}). */
+    Mono<Boolean> pooling() {
+        Boolean known = transactionPooling;
+        if (known != null) {
+            return Mono.just(known);
+        }
+        if (emulation != null) {
+            transactionPooling = true; // the holder's locks are the owner's wherever it connects
+            return Mono.just(true);
+        }
+        switch (settings.poolMode()) {
+            case TRANSACTION:
+                transactionPooling = true;
+                return Mono.just(true);
+            case SESSION:
+                transactionPooling = false;
+                return Mono.just(false);
+            default:
+                return PoolerProbe.behindPooler(raw, id).doOnNext(p -> transactionPooling = p);
+        }
+    }
+
+    /** What {@link #pooling()} answers without asking: a pooler unless known otherwise. */
+    boolean assumesPooling() {
+        return !Boolean.FALSE.equals(transactionPooling);
+    }
+
+    /** One execution of a statement of ours: the plan decided now, from where the connection stands now. */
+    Flux<Result> execute(GuardedStatement st) {
+        return Flux.defer(() -> {
+            SQLException lost = emulation == null ? null : emulation.lossOnce();
+            if (lost != null) {
+                return ends.rollbackQuietly().thenMany(Flux.error(R2dbcErrors.of(lost)));
+            }
+            String sql = st.sql;
+            TextAnalysis analysis = sql == null || sql.isEmpty() ? null : TextAnalysis.of(sql);
+            ScanResult scan = analysis == null ? ScanResult.NOTHING : analysis.scan();
+            return situation().flatMapMany(where -> run(st, scan, where));
+        });
+    }
+
+    private Flux<Result> run(GuardedStatement st, ScanResult scan, Situation where) {
+        String sql = st.sql;
+        if (scan.calls().isEmpty()) {
+            return withoutCalls(st, scan, where);
+        }
+        LockShape shape = null;
+        DollarText dollars = null;
+        if (emulation != null) {
+            dollars = DollarText.of(sql);
+            shape = TextAnalysis.of(dollars.jdbcText).shape();
+            String why = StandaloneEmulation.whyNot(shape);
+            if (why != null && shape.isSupported()) {
+                shape = shape.refusedBecause(why);
+            }
+        }
+        LockPolicy.Form form = st.hasBindings() || (shape != null && shape.parameterCount() > 0)
+                ? LockPolicy.Form.PREPARED : LockPolicy.Form.TEXT;
+        Plan p = LockPolicy.plan(scan, shape, form, false, where, settings);
+        switch (p.action()) {
+            case REJECT:
+                return Flux.error(R2dbcErrors.of(recorder().reject(sql, scan)));
+            case REFUSE:
+                return Flux.error(R2dbcErrors.of(refused(p.refusal(), sql)));
+            case SPLIT:
+                return Flux.error(R2dbcErrors.of(refused("several statements with advisory calls in one R2DBC statement"
+                        + " (send them one statement at a time)", sql)));
+            case EMULATE:
+                return emulated(st, shape, dollars, where);
+            case ON_SERVER:
+                venueApplication |= where.statementRunsInTransaction();
+                return plain(st, sql, where);
+            case REWRITE:
+                String rewritten = SqlRewriter.toTransactionScoped(sql, scan,
+                        scan.callsInTransaction(where.statementRunsInTransaction()));
+                recorder().announceRewrite(sql, scan, rewritten);
+                return p.wrapped() ? ends.wrapped(st, rewritten) : plain(st, rewritten, where);
+            case RECORD:
+                recorder().record(scan, sql, where, LockPolicy.rewrites(settings),
+                        LockPolicy.emulates(settings) && emulation == null);
+                return p.wrapped() ? ends.wrapped(st, sql) : plain(st, sql, where);
+            default:
+                return p.wrapped() ? ends.wrapped(st, sql) : plain(st, sql, where);
+        }
+    }
+
+    /**
+     * A statement without advisory calls that is ours only because the owner holds emulated locks (or every
+     * statement is looked at): in autocommit it is its own commit, so it runs in a transaction of ours whose
+     * COMMIT carries the fence; one that cannot run in a transaction block commits nothing to fence. DISCARD
+     * ALL lets the owner's session-level locks go, as on PostgreSQL. Savepoint texts are followed.
+     */
+    private Flux<Result> withoutCalls(GuardedStatement st, ScanResult scan, Situation where) {
+        String sql = st.sql;
+        if (emulation != null && !where.statementRunsInTransaction() && emulation.ownerHolds()) {
+            if (sql != null && TransactionControl.discardsAll(sql)) {
+                return plain(st, sql, where).concatWith(Blocking.run(emulation::discardedAll).then(Mono.empty()));
+            }
+            if (sql != null && SqlScanner.runsInTransactionBlockAsAlone(sql)) {
+                return ends.wrapped(st, sql);
+            }
+        }
+        Flux<Result> run = plain(st, sql, where);
+        if (emulation != null && scan.hasTransactionControl() && where.statementRunsInTransaction()) {
+            run = run.concatWith(followSavepoints(scan, sql).then(Mono.empty()));
+        }
+        return run;
+    }
+
+    /** The statement as sent (the application's text, or rewrite's); under emulate a failure that aborted its transaction is followed. */
+    Flux<Result> plain(GuardedStatement st, String sent, Situation where) {
+        Flux<Result> run = Flux.from(st.real(proxy, sent).execute());
+        if (emulation == null || !where.statementRunsInTransaction()) {
+            return run;
+        }
+        return run.onErrorResume(e -> Blocking.run(emulation::innermostFailed).then(Mono.error(e)));
+    }
+
+    /** emulate: every call decided in the lock table, the answer made here, one per binding. */
+    private Flux<Result> emulated(GuardedStatement st, LockShape shape, DollarText dollars, Situation where) {
+        boolean inTransaction = where.statementRunsInTransaction();
+        List<R2dbcBinds> bindings = st.bindings();
+        return Flux.fromIterable(bindings)
+                .concatMap(b -> Blocking.call(() -> emulation.execute(shape, b.readAs(dollars), inTransaction, 0))
+                        .doOnCancel(emulation::cancel)
+                        .map(outcome -> {
+                            try {
+                                return (Result) LocalResult.of(outcome.rows());
+                            } finally {
+                                outcome.finish();
+                            }
+                        }))
+                .onErrorResume(e -> {
+                    Throwable shown = e instanceof SQLException ? R2dbcErrors.of((SQLException) e) : e;
+                    // in PostgreSQL a failed call (a deadlock, a timeout) aborts the transaction it ran in
+                    return inTransaction ? ends.abortTransaction().then(Mono.error(shown)) : Mono.error(shown);
+                });
+    }
+
+    /** Savepoint commands sent as text, followed in the lock table. */
+    private Mono<Void> followSavepoints(ScanResult scan, String sql) {
+        if (!emulation.transactionActive()) {
+            return Mono.empty();
+        }
+        return Blocking.run(() -> {
+            for (TransactionControl tc : scan.transactionControls()) {
+                TransactionControl.Kind k = tc.kind();
+                if (k == TransactionControl.Kind.SAVEPOINT || k == TransactionControl.Kind.ROLLBACK_TO
+                        || k == TransactionControl.Kind.RELEASE) {
+                    emulation.followSavepoint(k, "text:" + tc.savepointName(sql));
+                }
+            }
+        });
+    }
+
+    /** emulate cannot answer it as PostgreSQL would on this connection (SQLState 0A000), nothing sent. */
+    SQLException refused(String why, String sql) {
+        String message = EmulateMessages.refused(why, settings.loggable(sql));
+        reporter.publish(io.lockhygiene.events.EventType.REFUSED, null, null, null, sql, message,
+                io.lockhygiene.internal.leak.CallSite.capture("refused here"));
+        return new SQLException(message, "0A000");
+    }
+
+    void closed() {
+        Events.counters().closeTally(tally);
+    }
+}
