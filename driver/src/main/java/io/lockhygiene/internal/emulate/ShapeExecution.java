@@ -49,6 +49,13 @@ final class ShapeExecution {
      */
     ShapeExecution(ExecutionContext context, LockOwner owner, LockShape shape, KeyValues.BindView binds,
                    boolean inTransaction, Limits limits) {
+        this(context, owner, shape, binds, inTransaction, limits, null);
+    }
+
+    /** @param callSite where the application sent it, when it is not this thread's stack (R2DBC); else null */
+    ShapeExecution(ExecutionContext context, LockOwner owner, LockShape shape, KeyValues.BindView binds,
+                   boolean inTransaction, Limits limits, Throwable callSite) {
+        this.stack = callSite;
         this.context = context;
         this.shape = shape;
         this.binds = binds;

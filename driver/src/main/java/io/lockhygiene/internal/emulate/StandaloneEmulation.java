@@ -84,13 +84,14 @@ public final class StandaloneEmulation {
      *
      * @param inTransaction the statement runs inside a transaction block (as the server says)
      * @param queryTimeoutSeconds the statement's timeout, 0 for none
+     * @param callSite where the application sent the statement (its stack is not this thread's)
      */
-    public Outcome execute(LockShape shape, KeyValues.BindView binds, boolean inTransaction, int queryTimeoutSeconds)
-            throws SQLException {
+    public Outcome execute(LockShape shape, KeyValues.BindView binds, boolean inTransaction, int queryTimeoutSeconds,
+                           Throwable callSite) throws SQLException {
         Limits limits = new Limits(settings.lockTimeoutMillis(), queryTimeoutSeconds);
         waiting = limits;
         try {
-            return new ShapeExecution(context, owner, shape, binds, inTransaction, limits).run();
+            return new ShapeExecution(context, owner, shape, binds, inTransaction, limits, callSite).run();
         } finally {
             waiting = null;
         }

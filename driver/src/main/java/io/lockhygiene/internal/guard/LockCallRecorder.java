@@ -51,7 +51,16 @@ public final class LockCallRecorder {
      * @param emulateWithoutHolder the mode is emulate but the connection has no way to place a lock holder
      */
     public void record(ScanResult scan, String sql, Situation where, boolean rewrite, boolean emulateWithoutHolder) {
-        Throwable stack = null;
+        record(scan, sql, where, rewrite, emulateWithoutHolder, null);
+    }
+
+    /**
+     * @param callSite where the application sent the statement, captured by a front end that does not run it on
+     *                 the application's own stack (R2DBC: at {@code execute()}); null to capture it here
+     */
+    public void record(ScanResult scan, String sql, Situation where, boolean rewrite, boolean emulateWithoutHolder,
+                       Throwable callSite) {
+        Throwable stack = callSite;
         for (AdvisoryCall c : scan.calls()) {
             if (!c.function().isSessionLevel()) {
                 continue;

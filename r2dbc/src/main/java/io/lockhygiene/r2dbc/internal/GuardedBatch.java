@@ -39,9 +39,10 @@ final class GuardedBatch implements Batch {
     @Override
     public Publisher<? extends Result> execute() {
         if (flagged.isEmpty()) {
-            return delegate.execute();
+            return guard.afterPendingMany(delegate.execute());
         }
-        return guard.situation().flatMapMany(where -> {
+        Throwable callSite = io.lockhygiene.internal.leak.CallSite.capture("session-level advisory lock call sent here");
+        return guard.afterPendingMany(guard.situation().flatMapMany(where -> {
             boolean wrap = false;
             for (String sql : flagged) {
                 TextAnalysis a = TextAnalysis.of(sql);
@@ -53,7 +54,7 @@ final class GuardedBatch implements Batch {
                         return Flux.error(R2dbcErrors.of(guard.refused(p.refusal(), sql)));
                     case RECORD:
                         guard.recorder().record(a.scan(), sql, where, LockPolicy.rewrites(guard.settings),
-                                LockPolicy.emulates(guard.settings) && guard.emulation == null);
+                                LockPolicy.emulates(guard.settings) && guard.emulation == null, callSite);
                         break;
                     default:
                         break;
@@ -62,6 +63,6 @@ final class GuardedBatch implements Batch {
             }
             // autocommit under transaction pooling: a transaction of ours, whose COMMIT carries the check
             return wrap ? guard.ends.wrapped(delegate::execute) : Flux.from(delegate.execute());
-        });
+        }));
     }
 }

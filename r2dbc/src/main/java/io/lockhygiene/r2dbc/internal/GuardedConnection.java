@@ -40,32 +40,33 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
 
     @Override
     public Publisher<Void> commitTransaction() {
-        return guard.ends.commit();
+        return guard.afterPending(guard.ends.commit());
     }
 
     @Override
     public Publisher<Void> rollbackTransaction() {
-        return guard.ends.rollback();
+        return guard.afterPending(guard.ends.rollback());
     }
 
     @Override
     public Publisher<Void> close() {
-        return guard.ends.close();
+        return guard.afterPending(guard.ends.close());
     }
 
     @Override
     public Publisher<Void> createSavepoint(String name) {
-        return followed(proxy.createSavepoint(name), TransactionControl.Kind.SAVEPOINT, name);
+        return guard.afterPending(followed(proxy.createSavepoint(name), TransactionControl.Kind.SAVEPOINT, name));
     }
 
     @Override
     public Publisher<Void> releaseSavepoint(String name) {
-        return followed(proxy.releaseSavepoint(name), TransactionControl.Kind.RELEASE, name);
+        return guard.afterPending(followed(proxy.releaseSavepoint(name), TransactionControl.Kind.RELEASE, name));
     }
 
     @Override
     public Publisher<Void> rollbackTransactionToSavepoint(String name) {
-        return followed(proxy.rollbackTransactionToSavepoint(name), TransactionControl.Kind.ROLLBACK_TO, name);
+        return guard.afterPending(followed(proxy.rollbackTransactionToSavepoint(name), TransactionControl.Kind.ROLLBACK_TO,
+                name));
     }
 
     /** emulate: the lock table follows the savepoint once the server did it. */
@@ -79,12 +80,12 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
 
     @Override
     public Publisher<Void> beginTransaction() {
-        return proxy.beginTransaction();
+        return guard.afterPending(proxy.beginTransaction());
     }
 
     @Override
     public Publisher<Void> beginTransaction(TransactionDefinition definition) {
-        return proxy.beginTransaction(definition);
+        return guard.afterPending(proxy.beginTransaction(definition));
     }
 
     @Override
@@ -104,27 +105,27 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
 
     @Override
     public Publisher<Void> setAutoCommit(boolean autoCommit) {
-        return proxy.setAutoCommit(autoCommit);
+        return guard.afterPending(proxy.setAutoCommit(autoCommit));
     }
 
     @Override
     public Publisher<Void> setLockWaitTimeout(Duration timeout) {
-        return proxy.setLockWaitTimeout(timeout);
+        return guard.afterPending(proxy.setLockWaitTimeout(timeout));
     }
 
     @Override
     public Publisher<Void> setStatementTimeout(Duration timeout) {
-        return proxy.setStatementTimeout(timeout);
+        return guard.afterPending(proxy.setStatementTimeout(timeout));
     }
 
     @Override
     public Publisher<Void> setTransactionIsolationLevel(IsolationLevel level) {
-        return proxy.setTransactionIsolationLevel(level);
+        return guard.afterPending(proxy.setTransactionIsolationLevel(level));
     }
 
     @Override
     public Publisher<Boolean> validate(ValidationDepth depth) {
-        return proxy.validate(depth);
+        return guard.afterPending(proxy.validate(depth));
     }
 
     @Override

@@ -18,14 +18,19 @@ import org.reactivestreams.Publisher;
 final class GuardedStatement implements Statement {
     private final R2dbcGuard guard;
     final String sql;
+    /** The text passed the prefilter: where the application executes it is kept (its stack) for reports. */
+    private final boolean flagged;
+    /** Where the application called {@link #execute} (its own stack: the execution runs on other threads). */
+    Throwable callSite;
     private final List<R2dbcBinds> added = new ArrayList<>(1);
     private R2dbcBinds current = new R2dbcBinds();
     private int fetchSize = -1;
     private String[] generatedColumns;
 
-    GuardedStatement(R2dbcGuard guard, String sql) {
+    GuardedStatement(R2dbcGuard guard, String sql, boolean flagged) {
         this.guard = guard;
         this.sql = sql;
+        this.flagged = flagged;
     }
 
     @Override
@@ -73,6 +78,9 @@ final class GuardedStatement implements Statement {
 
     @Override
     public Publisher<? extends Result> execute() {
+        if (flagged) {
+            callSite = io.lockhygiene.internal.leak.CallSite.capture("session-level advisory lock call sent here");
+        }
         return guard.execute(this);
     }
 

@@ -117,9 +117,13 @@ final class R2dbcEnds {
     /**
      * An autocommit statement in a transaction of ours (BEGIN, the statement, then the end): its COMMIT carries
      * the leak check (transaction pooling, session-level calls) and the fence (an owner holding emulated
-     * locks); a failure rolls back, with the check. The end runs when the statement's results are complete or
-     * the application stops reading them (cancel); its error then reaches the application's next statement
-     * (the loss) rather than the cancelled one.
+     * locks); a failure rolls back, with the check.
+     *
+     * <p>The end runs on its own ({@link R2dbcGuard#pendingUntil}): an application that stops reading
+     * ({@code Mono.from(statement.execute())} takes the first Result and cancels, possibly while our COMMIT is on
+     * its way) must not stop it half way, and every later operation of the connection waits for it. When the
+     * application reads to the end, the end's error is its statement's; after a cancel it is reported (a
+     * fence's reaches the next statement as the loss).
      */
     Flux<Result> wrapped(GuardedStatement st, String sent) {
         return wrapped(() -> st.real(guard.proxy, sent).execute());
@@ -129,9 +133,23 @@ final class R2dbcEnds {
     Flux<Result> wrapped(java.util.function.Supplier<Publisher<? extends Result>> run) {
         return Flux.usingWhen(Mono.from(guard.proxy.beginTransaction()).thenReturn(Boolean.TRUE),
                 began -> Flux.from(run.get()),
-                began -> commit(),
-                (began, error) -> rollback(),
-                began -> commit());
+                began -> onItsOwn(commit()),
+                (began, error) -> onItsOwn(rollback()),
+                began -> onItsOwn(commit().onErrorResume(this::reportAfterCancel)));
+    }
+
+    private Mono<Void> onItsOwn(Mono<Void> end) {
+        Mono<Void> shared = end.cache();
+        guard.pendingUntil(shared);
+        return shared;
+    }
+
+    private Mono<Void> reportAfterCancel(Throwable e) {
+        if (guard.emulation == null || !Seals.isFenceFailure(R2dbcErrors.toSql(e))) {
+            guard.reporter.checkFailed("at the end of a statement whose results the application stopped reading",
+                    e instanceof Exception ? (Exception) e : new RuntimeException(e));
+        }
+        return Mono.empty();
     }
 
     /**

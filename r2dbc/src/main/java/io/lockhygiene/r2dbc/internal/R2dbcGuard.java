@@ -24,6 +24,7 @@ import io.lockhygiene.settings.Settings;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.Result;
 import io.r2dbc.spi.Statement;
+import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -61,6 +62,8 @@ final class R2dbcGuard {
     private volatile Boolean transactionPooling;
     /** emulate: transaction-level calls of the open transaction ran on the application's own server. */
     boolean venueApplication;
+    /** An end of ours still on its way (see {@link R2dbcEnds}): later operations wait for it; null when none. */
+    private volatile Mono<Void> pending;
 
     R2dbcGuard(Connection raw, Connection proxy, Settings settings, StandaloneEmulationFactory emulate) {
         this.raw = raw;
@@ -90,10 +93,11 @@ final class R2dbcGuard {
             return proxy.createStatement(sql);
         }
         tally.seen();
-        if (sql != null && !SqlScanner.mightMatter(sql) && !watching()) {
+        boolean flagged = sql == null || SqlScanner.mightMatter(sql);
+        if (!flagged && !watching() && pending == null) {
             return proxy.createStatement(sql);
         }
-        return new GuardedStatement(this, sql);
+        return new GuardedStatement(this, sql, flagged);
     }
 
     /** emulate: the owner's statements are looked at while it holds anything or has a transaction in the table. */
@@ -156,9 +160,36 @@ final class R2dbcGuard {
         return !Boolean.FALSE.equals(transactionPooling);
     }
 
+    /**
+     * An end of ours that runs on its own ({@code end}, cached, is subscribed here, so that no cancel stops it
+     * half way): until it completes, every operation of the connection that goes through {@link #afterPending}
+     * waits for it, so nothing decides from a transaction status about to change.
+     */
+    void pendingUntil(Mono<Void> end) {
+        Mono<Void> gate = end.onErrorResume(e -> Mono.empty()).doFinally(s -> pending = null).cache();
+        pending = gate;
+        gate.subscribe();
+    }
+
+    /** {@code operation}, subscribed once no end of ours is still on its way (asked at subscription). */
+    <T> Mono<T> afterPending(Publisher<T> operation) {
+        return Mono.defer(() -> {
+            Mono<Void> p = pending;
+            return p == null ? Mono.from(operation) : p.then(Mono.from(operation));
+        });
+    }
+
+    /** The same for an operation with many results. */
+    <T> Flux<T> afterPendingMany(Publisher<T> operation) {
+        return Flux.defer(() -> {
+            Mono<Void> p = pending;
+            return p == null ? Flux.from(operation) : p.thenMany(operation);
+        });
+    }
+
     /** One execution of a statement of ours: the plan decided now, from where the connection stands now. */
     Flux<Result> execute(GuardedStatement st) {
-        return Flux.defer(() -> {
+        return afterPendingMany(Flux.defer(() -> {
             SQLException lost = emulation == null ? null : emulation.lossOnce();
             if (lost != null) {
                 return ends.rollbackQuietly().thenMany(Flux.error(R2dbcErrors.of(lost)));
@@ -167,7 +198,7 @@ final class R2dbcGuard {
             TextAnalysis analysis = sql == null || sql.isEmpty() ? null : TextAnalysis.of(sql);
             ScanResult scan = analysis == null ? ScanResult.NOTHING : analysis.scan();
             return situation().flatMapMany(where -> run(st, scan, where));
-        });
+        }));
     }
 
     private Flux<Result> run(GuardedStatement st, ScanResult scan, Situation where) {
@@ -208,7 +239,7 @@ final class R2dbcGuard {
                 return p.wrapped() ? ends.wrapped(st, rewritten) : plain(st, rewritten, where);
             case RECORD:
                 recorder().record(scan, sql, where, LockPolicy.rewrites(settings),
-                        LockPolicy.emulates(settings) && emulation == null);
+                        LockPolicy.emulates(settings) && emulation == null, st.callSite);
                 return p.wrapped() ? ends.wrapped(st, sql) : plain(st, sql, where);
             default:
                 return p.wrapped() ? ends.wrapped(st, sql) : plain(st, sql, where);
@@ -252,7 +283,8 @@ final class R2dbcGuard {
         boolean inTransaction = where.statementRunsInTransaction();
         List<R2dbcBinds> bindings = st.bindings();
         return Flux.fromIterable(bindings)
-                .concatMap(b -> Blocking.call(() -> emulation.execute(shape, b.readAs(dollars), inTransaction, 0))
+                .concatMap(b -> Blocking.call(() -> emulation.execute(shape, b.readAs(dollars), inTransaction, 0,
+                        st.callSite))
                         .doOnCancel(emulation::cancel)
                         .map(outcome -> {
                             try {

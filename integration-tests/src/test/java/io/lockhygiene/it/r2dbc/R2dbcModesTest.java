@@ -1,0 +1,163 @@
+package io.lockhygiene.it.r2dbc;
+
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.begin;
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.close;
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.commit;
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.guarded;
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.one;
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.open;
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.plain;
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.rollback;
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.run;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Arrays;
+import java.util.List;
+
+import io.lockhygiene.events.EventType;
+import io.lockhygiene.events.LockHygieneEvent;
+import io.lockhygiene.it.EventRecorder;
+import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.bed.TestBedExtension;
+import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.R2dbcException;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * detect, rewrite and strict for R2DBC, through the system's PgBouncer (1.18, prepared statements off) and one
+ * of 1.21 or later (r2dbc-postgresql's default prepared statements): each with a plain r2dbc-postgresql control
+ * that shows the bug. Keys are per test and route.
+ */
+@ExtendWith({TestBedExtension.class, BlockHoundExtension.class})
+class R2dbcModesTest {
+    private final TestBed bed = TestBed.shared();
+
+    private static long key(long base, Route route) {
+        return base + (route == Route.TRANSACTION_POOL ? 0 : 500);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
+    void controlPlainR2dbcLeavesAnAutocommitLockBehind(Route route) throws Exception {
+        long k = key(1_991_001, route);
+        Connection c = open(plain(bed, route));
+        assertEquals("true", one(c, "select pg_try_advisory_lock($1)", k));
+        close(c);
+        assertEquals(1, bed.admin().holdersOf(k).size(), "plain r2dbc-postgresql: the lock outlives its client");
+        bed.admin().terminateHoldersOf(k);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
+    void detectReleasesAnAutocommitLockOnItsServerAndSaysWhere(Route route) throws Exception {
+        long k = key(1_991_002, route);
+        try (EventRecorder events = EventRecorder.mentioning(Long.toString(k))) {
+            Connection c = open(guarded(bed, route));
+            assertEquals("true", one(c, "select pg_try_advisory_lock(" + k + ")"), "PostgreSQL's answer");
+            assertEquals(List.of(), bed.admin().holdersOf(k), "released at the end of its autocommit statement");
+            assertTrue(c.isAutoCommit(), "no transaction left open");
+            close(c);
+            List<LockHygieneEvent> leaks = events.of(EventType.LEAK_RELEASED);
+            assertEquals(1, leaks.size(), events.types().toString());
+            assertEquals(Long.toString(k), leaks.get(0).key());
+            assertNotNull(leaks.get(0).takenAt());
+            assertTrue(Arrays.stream(leaks.get(0).takenAt().getStackTrace())
+                    .anyMatch(f -> f.getClassName().equals(R2dbcModesTest.class.getName())), "the stack reaches this test");
+            assertEquals(1, events.of(EventType.SESSION_LOCK_CALL).size());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
+    void detectInATransactionReleasesAtCommitAndAtRollback(Route route) throws Exception {
+        long k = key(1_991_003, route);
+        try (EventRecorder events = EventRecorder.mentioning(Long.toString(k))) {
+            Connection c = open(guarded(bed, route));
+            begin(c);
+            assertEquals("true", one(c, "select pg_try_advisory_lock($1)", k));
+            assertEquals(1, bed.admin().holdersOf(k).size(), "held while the transaction is open");
+            commit(c);
+            assertEquals(List.of(), bed.admin().holdersOf(k), "released in COMMIT's round trip");
+            begin(c);
+            one(c, "select pg_try_advisory_lock(" + k + ")");
+            rollback(c);
+            assertEquals(List.of(), bed.admin().holdersOf(k), "and in ROLLBACK's");
+            close(c);
+            assertEquals(2, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
+        }
+        // control: plain r2dbc-postgresql keeps it on whichever server the transaction had
+        Connection p = open(plain(bed, route));
+        begin(p);
+        one(p, "select pg_try_advisory_lock($1)", k);
+        commit(p);
+        close(p);
+        assertEquals(1, bed.admin().holdersOf(k).size(), "control: left on the pooled server");
+        bed.admin().terminateHoldersOf(k);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
+    void rewriteMakesTheLockEndWithTheTransaction(Route route) throws Exception {
+        long k = key(1_991_004, route);
+        try (EventRecorder events = EventRecorder.mentioning(Long.toString(k))) {
+            Connection c = open(guarded(bed, route, "lockhygiene.mode=rewrite"));
+            begin(c);
+            run(c, "select pg_advisory_lock(" + k + ")");
+            assertEquals(1, bed.admin().holdersOf(k).size(), "held by the transaction");
+            commit(c);
+            assertEquals(List.of(), bed.admin().holdersOf(k), "ended with it");
+            close(c);
+            assertEquals(1, events.of(EventType.REWRITTEN).size(), events.types().toString());
+            assertEquals(0, events.of(EventType.LEAK_RELEASED).size(), "nothing leaked: nothing to release");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
+    void strictRejectsBeforeAnythingIsSent(Route route) throws Exception {
+        long k = key(1_991_005, route);
+        try (EventRecorder events = EventRecorder.mentioning(Long.toString(k))) {
+            Connection c = open(guarded(bed, route, "lockhygiene.mode=strict"));
+            R2dbcException e = assertThrows(R2dbcException.class, () -> one(c, "select pg_advisory_lock(" + k + ")"));
+            assertEquals("0A000", e.getSqlState());
+            assertTrue(e.getMessage().contains("lockhygiene.mode=strict") && e.getMessage().contains("Nothing was sent"),
+                    e.getMessage());
+            assertEquals(List.of(), bed.admin().holdersOf(k), "nothing was sent");
+            assertEquals("true", one(c, "select pg_try_advisory_xact_lock($1)::text", k), "the hygienic form passes");
+            close(c);
+            assertEquals(1, events.of(EventType.REJECTED).size());
+        }
+    }
+
+    /**
+     * The issue's workers: each guards one job with try-lock / job / unlock in autocommit. Plain r2dbc-postgresql
+     * leaves locks on pooled servers (and its unlocks fail); under detect every lock is released at the end of its
+     * own statement, on its server, and reported: nothing is left however the workers interleave.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
+    void workersLeaveNothingUnderDetect(Route route) throws Exception {
+        long k = key(1_991_006, route);
+        ReactiveWorkers.Outcome plain = ReactiveWorkers.tryLockJobUnlock(plain(bed, route), k, 6, 8);
+        int leftByPlain = bed.admin().holdersOf(k).size();
+        bed.admin().terminateHoldersOf(k);
+        ReactiveWorkers.Outcome detect;
+        try (EventRecorder events = EventRecorder.mentioning(Long.toString(k))) {
+            detect = ReactiveWorkers.tryLockJobUnlock(guarded(bed, route), k, 6, 8);
+            assertEquals(detect.jobs(), events.of(EventType.LEAK_RELEASED).size(), "each taken lock released and reported");
+        }
+        System.out.println("[r2dbc workers, " + route.label() + "] plain: " + plain + ", locks left " + leftByPlain
+                + "; detect: " + detect + ", locks left " + bed.admin().holdersOf(k).size());
+        assertEquals(6, plain.workersDone(), "every plain worker ran");
+        assertEquals(6, detect.workersDone(), "every detect worker ran");
+        assertTrue(leftByPlain + plain.failedUnlocks() > 0, "control: the bug shows");
+        assertTrue(detect.jobs() > 0, "detect workers ran jobs");
+        assertEquals(List.of(), bed.admin().holdersOf(k), "detect: no lock left");
+    }
+}
