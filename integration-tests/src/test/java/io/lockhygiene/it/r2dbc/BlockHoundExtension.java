@@ -9,8 +9,9 @@ import reactor.blockhound.BlockHound;
 /**
  * Installs BlockHound once for the R2DBC tests' JVM: any blocking call (a socket read, a sleep, a lock wait) on
  * a thread Reactor or Netty marks non-blocking fails with {@code BlockingOperationError} where it happens, so a
- * blocking call of LockHygiene's on an event loop fails the test that made it. Log output is allowed: where an
- * application writes its logs is its own choice (an asynchronous appender, in reactive services).
+ * blocking call of LockHygiene's on an event loop fails the test that made it. Allowed: log output (where an
+ * application writes its logs is its own choice: an asynchronous appender, in reactive services) and the
+ * driver's SCRAM nonce (r2dbc-postgresql's, not ours).
  */
 public final class BlockHoundExtension implements BeforeAllCallback {
     private static final AtomicBoolean INSTALLED = new AtomicBoolean();
@@ -18,10 +19,13 @@ public final class BlockHoundExtension implements BeforeAllCallback {
     @Override
     public void beforeAll(ExtensionContext context) {
         if (INSTALLED.compareAndSet(false, true)) {
-            BlockHound.builder()
+            // install(...) also loads the integrations on the class path (Reactor's: its non-blocking threads, and
+            // Netty's event loops through them); the builder alone would not
+            BlockHound.install(builder -> builder
                     .allowBlockingCallsInside("org.slf4j.simple.SimpleLogger", "log")
-                    .allowBlockingCallsInside("org.slf4j.simple.OutputChoice", "getTargetPrintStream")
-                    .install();
+                    // r2dbc-postgresql's own: its SCRAM login draws a nonce from SecureRandom (/dev/urandom) on the
+                    // event loop, with or without LockHygiene
+                    .allowBlockingCallsInside("com.ongres.scram.common.ScramFunctions", "nonce"));
         }
     }
 }

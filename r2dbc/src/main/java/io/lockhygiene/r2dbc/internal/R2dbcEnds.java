@@ -49,30 +49,47 @@ final class R2dbcEnds {
                 return Mono.from(commit ? guard.proxy.commitTransaction() : guard.proxy.rollbackTransaction())
                         .then(ended());
             }
-            SQLException lost = guard.emulation == null ? null : guard.emulation.lossOnce();
-            if (lost != null) {
-                return rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost)));
-            }
-            int[] seals = commit && guard.emulation != null ? guard.emulation.commitSeals() : null;
             boolean check = guard.assumesPooling() && LockPolicy.checkDue(LockPolicy.CheckPoint.TRANSACTION_END,
                     guard.settings.leakCheck(), !guard.calls.isEmpty(), true);
-            if (!check && seals == null) {
-                return Mono.from(commit ? guard.proxy.commitTransaction() : guard.proxy.rollbackTransaction())
-                        .then(ended());
-            }
-            String command = commit ? "COMMIT" : "ROLLBACK";
-            String text = (seals == null ? "" : guard.emulation.fence(seals) + "; ")
-                    + (check ? PgLocks.atTransactionEnd(command) : command);
-            return listing(text)
-                    .flatMap(held -> {
-                        if (check) {
-                            guard.reporter.report(held, guard.calls, when);
-                        }
-                        return ended();
+            // the seals are read from the lock table (its monitor): off the event loop, and only for an owner
+            // that holds something (two volatile reads say so)
+            Mono<int[]> seals = commit && guard.emulation != null && guard.emulation.ownerHolds()
+                    ? Blocking.call(() -> {
+                        int[] s = guard.emulation.commitSeals();
+                        return s == null ? NO_SEALS : s;
                     })
-                    .onErrorResume(e -> seals != null && Seals.isFenceFailure(R2dbcErrors.toSql(e))
-                            ? fenceFailed(e) : ended().then(Mono.error(e)));
+                    : Mono.just(NO_SEALS);
+            // the seals first, then the loss: a loss clears the table only after it marked the owner, so a commit
+            // that finds nothing to fence because its locks went this moment gets the loss (rolled back) instead
+            return seals.flatMap(s -> {
+                SQLException lost = guard.emulation == null ? null : guard.emulation.lossOnce();
+                if (lost != null) {
+                    return rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost)));
+                }
+                return end(commit, check, s.length == 0 ? null : s, when);
+            });
         });
+    }
+
+    private static final int[] NO_SEALS = new int[0];
+
+    private Mono<Void> end(boolean commit, boolean check, int[] seals, String when) {
+        if (!check && seals == null) {
+            return Mono.from(commit ? guard.proxy.commitTransaction() : guard.proxy.rollbackTransaction())
+                    .then(ended());
+        }
+        String command = commit ? "COMMIT" : "ROLLBACK";
+        String text = (seals == null ? "" : guard.emulation.fence(seals) + "; ")
+                + (check ? PgLocks.atTransactionEnd(command) : command);
+        return listing(text)
+                .flatMap(held -> {
+                    if (check) {
+                        guard.reporter.report(held, guard.calls, when);
+                    }
+                    return ended();
+                })
+                .onErrorResume(e -> seals != null && Seals.isFenceFailure(R2dbcErrors.toSql(e))
+                        ? fenceFailed(e) : ended().then(Mono.error(e)));
     }
 
     /**
@@ -80,8 +97,8 @@ final class R2dbcEnds {
      * rolled back; the application gets 08006 naming the keys (as a dead session's client gets an error).
      */
     private Mono<Void> fenceFailed(Throwable serverError) {
-        SQLException lost = guard.emulation.fenceFailed(serverError);
-        return rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost)));
+        return Blocking.call(() -> guard.emulation.fenceFailed(serverError)) // the holder looks at its sessions
+                .flatMap(lost -> rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost))));
     }
 
     /** The transaction is over: recorded calls cleared, its transaction-level locks in the table gone. */
