@@ -51,11 +51,17 @@ class R2dbcEmulateTest {
 
     @Test
     void blockHoundIsWatching() {
-        Throwable e = assertThrows(Throwable.class, () -> Mono.fromCallable(() -> {
-            Thread.sleep(1);
-            return 1;
-        }).subscribeOn(Schedulers.parallel()).block(TIMEOUT), "a blocking call on a non-blocking thread fails here");
-        assertTrue(e instanceof BlockingOperationError || e.getCause() instanceof BlockingOperationError, String.valueOf(e));
+        // a scheduler of its own: the error BlockHound throws can leave its worker unusable
+        reactor.core.scheduler.Scheduler own = Schedulers.newParallel("blockhound-check", 1);
+        try {
+            Throwable e = assertThrows(Throwable.class, () -> Mono.fromCallable(() -> {
+                Thread.sleep(1);
+                return 1;
+            }).subscribeOn(own).block(TIMEOUT), "a blocking call on a non-blocking thread fails here");
+            assertTrue(e instanceof BlockingOperationError || e.getCause() instanceof BlockingOperationError, String.valueOf(e));
+        } finally {
+            own.dispose();
+        }
     }
 
     /** Every shape of the script answered as PostgreSQL answers it: rows as read, update counts, notices. */

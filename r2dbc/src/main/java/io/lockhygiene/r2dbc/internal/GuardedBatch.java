@@ -39,7 +39,7 @@ final class GuardedBatch implements Batch {
     @Override
     public Publisher<? extends Result> execute() {
         if (flagged.isEmpty()) {
-            return guard.afterPendingMany(delegate.execute());
+            return guard.afterPendingMany(guard.beginNow().thenMany(delegate.execute()));
         }
         Throwable callSite = io.lockhygiene.internal.leak.CallSite.capture("session-level advisory lock call sent here");
         return guard.afterPendingMany(guard.situation().flatMapMany(where -> {
@@ -62,7 +62,7 @@ final class GuardedBatch implements Batch {
                 wrap |= p.wrapped();
             }
             // autocommit under transaction pooling: a transaction of ours, whose COMMIT carries the check
-            return wrap ? guard.ends.wrapped(delegate::execute) : Flux.from(delegate.execute());
+            return wrap ? guard.ends.wrapped(delegate::execute) : guard.beginNow().thenMany(delegate.execute());
         }));
     }
 }

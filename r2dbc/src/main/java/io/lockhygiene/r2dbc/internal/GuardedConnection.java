@@ -74,23 +74,25 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
         if (guard.emulation == null) {
             return done;
         }
-        return Mono.from(done).then(Mono.defer(() -> guard.emulation.transactionActive()
+        return guard.beginNow().then(Mono.from(done)).then(Mono.defer(() -> guard.emulation.transactionActive()
                 ? Blocking.run(() -> guard.emulation.followSavepoint(kind, "text:" + name)) : Mono.empty()));
     }
 
+    /** emulate: the BEGIN waits for the first statement that needs the server (see {@link R2dbcGuard#beginLater}). */
     @Override
     public Publisher<Void> beginTransaction() {
-        return guard.afterPending(proxy.beginTransaction());
+        return guard.afterPending(guard.emulation != null ? guard.beginLater(null) : Mono.from(proxy.beginTransaction()));
     }
 
     @Override
     public Publisher<Void> beginTransaction(TransactionDefinition definition) {
-        return guard.afterPending(proxy.beginTransaction(definition));
+        return guard.afterPending(guard.emulation != null ? guard.beginLater(definition)
+                : Mono.from(proxy.beginTransaction(definition)));
     }
 
     @Override
     public boolean isAutoCommit() {
-        return proxy.isAutoCommit();
+        return !guard.inTransaction();
     }
 
     @Override
@@ -103,9 +105,19 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
         return proxy.getTransactionIsolationLevel();
     }
 
+    /**
+     * r2dbc-postgresql's autocommit is the transaction status: off sends BEGIN, on sends COMMIT. Both go the
+     * guard's ways here, so a commit is checked and fenced as {@link #commitTransaction} is.
+     */
     @Override
     public Publisher<Void> setAutoCommit(boolean autoCommit) {
-        return guard.afterPending(proxy.setAutoCommit(autoCommit));
+        return guard.afterPending(Mono.defer(() -> {
+            if (!autoCommit) {
+                return guard.emulation != null ? guard.beginLater(null) : Mono.from(proxy.setAutoCommit(false));
+            }
+            return guard.inTransaction() ? guard.ends.commit().then(Mono.from(proxy.setAutoCommit(true)))
+                    : Mono.from(proxy.setAutoCommit(true));
+        }));
     }
 
     @Override
@@ -120,7 +132,7 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
 
     @Override
     public Publisher<Void> setTransactionIsolationLevel(IsolationLevel level) {
-        return guard.afterPending(proxy.setTransactionIsolationLevel(level));
+        return guard.afterPending(guard.beginNow().then(Mono.from(proxy.setTransactionIsolationLevel(level))));
     }
 
     @Override

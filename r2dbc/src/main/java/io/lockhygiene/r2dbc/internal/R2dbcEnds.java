@@ -44,7 +44,10 @@ final class R2dbcEnds {
 
     private Mono<Void> end(boolean commit, String when) {
         return Mono.defer(() -> {
-            if (!guard.inTransaction()) {
+            if (guard.endUnsent()) {
+                return ended(); // emulate: the transaction never reached the server (see R2dbcGuard.beginLater)
+            }
+            if (!guard.serverInTransaction()) {
                 // nothing open on the server: the driver's own end (it sends nothing either)
                 return Mono.from(commit ? guard.proxy.commitTransaction() : guard.proxy.rollbackTransaction())
                         .then(ended());
@@ -115,7 +118,8 @@ final class R2dbcEnds {
 
     /** ROLLBACK when a transaction is open; errors dropped (a broken connection says so on its next use). */
     Mono<Void> rollbackQuietly() {
-        return Mono.defer(() -> guard.inTransaction() ? Mono.from(guard.proxy.rollbackTransaction()) : Mono.<Void>empty())
+        return Mono.defer(() -> guard.endUnsent() || !guard.serverInTransaction() ? Mono.<Void>empty()
+                        : Mono.from(guard.proxy.rollbackTransaction()))
                 .onErrorResume(e -> Mono.empty());
     }
 

@@ -64,6 +64,12 @@ final class R2dbcGuard {
     boolean venueApplication;
     /** An end of ours still on its way (see {@link R2dbcEnds}): later operations wait for it; null when none. */
     private volatile Mono<Void> pending;
+    /**
+     * emulate: the application began a transaction whose BEGIN is not sent yet (see {@link #beginLater}); with
+     * the definition it began with (null: the default).
+     */
+    private boolean beginPending;
+    private io.r2dbc.spi.TransactionDefinition pendingDefinition;
 
     R2dbcGuard(Connection raw, Connection proxy, Settings settings, StandaloneEmulationFactory emulate) {
         this.raw = raw;
@@ -94,7 +100,7 @@ final class R2dbcGuard {
         }
         tally.seen();
         boolean flagged = sql == null || SqlScanner.mightMatter(sql);
-        if (!flagged && !watching() && pending == null) {
+        if (!flagged && !watching() && pending == null && !beginPending) {
             return proxy.createStatement(sql);
         }
         return new GuardedStatement(this, sql, flagged);
@@ -112,9 +118,59 @@ final class R2dbcGuard {
         return recorder;
     }
 
-    /** True when the server has a transaction open (r2dbc-postgresql: autocommit is "the server is idle"). */
+    /**
+     * True when the application's transaction is open: on the server (r2dbc-postgresql: autocommit is "the server
+     * is idle"), or begun here and not sent yet.
+     */
     boolean inTransaction() {
+        return beginPending || !raw.isAutoCommit();
+    }
+
+    /** True when the server has a transaction open. */
+    boolean serverInTransaction() {
         return !raw.isAutoCommit();
+    }
+
+    /**
+     * emulate: the application begins a transaction. Its BEGIN is sent with the first statement that needs the
+     * server ({@link #beginNow}), not now: a transaction whose statements the lock table answers (r2dbc-migrate
+     * retrying its try-lock inside a transaction while another migrator holds the lock) then holds none of a
+     * transaction pooler's servers, which a BEGIN would pin for as long as it waits. PostgreSQL takes a
+     * transaction's snapshot at its first statement, not at BEGIN, so nothing the transaction reads changes;
+     * {@code now()} is the time of the BEGIN sent.
+     */
+    Mono<Void> beginLater(io.r2dbc.spi.TransactionDefinition definition) {
+        return Mono.defer(() -> {
+            if (beginPending || serverInTransaction()) {
+                return Mono.empty(); // already open: as the driver, nothing to send
+            }
+            beginPending = true;
+            pendingDefinition = definition;
+            return Mono.empty();
+        });
+    }
+
+    /** The application's BEGIN, sent now when it is still pending (before a statement that needs the server). */
+    Mono<Void> beginNow() {
+        return Mono.defer(() -> {
+            if (!beginPending) {
+                return Mono.empty();
+            }
+            beginPending = false;
+            io.r2dbc.spi.TransactionDefinition d = pendingDefinition;
+            pendingDefinition = null;
+            return Mono.from(d == null ? proxy.beginTransaction() : proxy.beginTransaction(d));
+        });
+    }
+
+    /** True (once) when the application's transaction ends before its BEGIN was ever sent: nothing to send. */
+    boolean endUnsent() {
+        if (!beginPending) {
+            return false;
+        }
+        beginPending = false;
+        pendingDefinition = null;
+        return true;
     }
 
     /** Where the connection stands now; the pooling is detected once (one round trip) when asked first. */
@@ -271,7 +327,7 @@ final class R2dbcGuard {
 
     /** The statement as sent (the application's text, or rewrite's); under emulate a failure that aborted its transaction is followed. */
     Flux<Result> plain(GuardedStatement st, String sent, Situation where) {
-        Flux<Result> run = Flux.from(st.real(proxy, sent).execute());
+        Flux<Result> run = beginNow().thenMany(Flux.defer(() -> Flux.<Result>from(st.real(proxy, sent).execute())));
         if (emulation == null || !where.statementRunsInTransaction()) {
             return run;
         }
