@@ -25,6 +25,20 @@ public class LockHygieneAutoConfiguration {
     }
 
     /**
+     * R2DBC (a WebFlux service): its ConnectionFactory beans wrapped too, when lockhygiene-r2dbc is on the class
+     * path (it is an optional dependency of this starter: a JDBC-only application never gets R2DBC from us).
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"io.r2dbc.spi.ConnectionFactory", "io.lockhygiene.r2dbc.LockHygieneConnectionFactory"})
+    static class R2dbc {
+        @Bean
+        static LockHygieneConnectionFactoryWrapper lockHygieneConnectionFactoryWrapper(
+                ObjectProvider<LockHygieneProperties> properties) {
+            return new LockHygieneConnectionFactoryWrapper(properties);
+        }
+    }
+
+    /**
      * {@code lockhygiene.monitor.enabled=true}: the seed's alert, advisory waits longer than the threshold with
      * the session that blocks them, polled on the application's DataSource; its JMX bean, its WARN per episode,
      * and (with Micrometer) two gauges read from its last poll.
