@@ -17,8 +17,10 @@ import org.reactivestreams.Publisher;
  * LockHygiene for R2DBC: wraps a {@link ConnectionFactory} (r2dbc-postgresql's, or a pool over it) so that its
  * connections' session-level advisory locks are detected, rewritten, rejected or emulated as the JDBC driver
  * does, with the same settings ({@code lockhygiene.mode}, {@code lockhygiene.poolMode}, ...; from here, from
- * {@code -D} or from the environment). Built on r2dbc-proxy: listeners given here see every statement,
- * LockHygiene's own included.
+ * {@code -D} or from the environment). Built on r2dbc-proxy: listeners given here ({@link Builder#listener}, or
+ * the URL's {@code proxyListener} option as with {@code r2dbc:proxy:}) see every statement, LockHygiene's own
+ * included; without one, statements go to the driver's own connection and one without advisory calls costs
+ * LockHygiene only its prefilter.
  *
  * <pre>{@code
  * ConnectionFactory guarded = LockHygieneConnectionFactory.builder(pool)
@@ -127,10 +129,5 @@ public final class LockHygieneConnectionFactory implements ConnectionFactory, Wr
         }
     }
 
-    /** For the provider: a URL's own options (its endpoint). */
-    static LockHygieneConnectionFactory fromUrl(ConnectionFactory delegate, Map<String, String> settings,
-                                                ConnectionFactoryOptions endpoint) {
-        return builder(delegate).settings(settings).connectsTo(endpoint).build();
-    }
 
 }

@@ -43,7 +43,16 @@ public final class LockHygieneConnectionFactoryProvider implements ConnectionFac
                 settings.put(s.key(), v.toString());
             }
         }
-        return LockHygieneConnectionFactory.fromUrl(delegate, settings, real);
+        LockHygieneConnectionFactory.Builder b = LockHygieneConnectionFactory.builder(delegate).settings(settings)
+                .connectsTo(real);
+        // r2dbc-proxy's own option: its listeners see every statement (as with r2dbc:proxy:)
+        Object listeners = options.getValue(io.r2dbc.proxy.ProxyConnectionFactoryProvider.PROXY_LISTENERS);
+        if (listeners != null) {
+            for (io.r2dbc.proxy.listener.ProxyExecutionListener l : ProxyListeners.of(listeners)) {
+                b.listener(l);
+            }
+        }
+        return b.build();
     }
 
     @Override

@@ -135,6 +135,31 @@ class R2dbcModesTest {
         }
     }
 
+    /** r2dbc-proxy listeners given to LockHygiene see every statement, the application's and LockHygiene's own. */
+    @org.junit.jupiter.api.Test
+    void anR2dbcProxyListenerSeesEveryStatement() throws Exception {
+        long k = 1_991_007;
+        List<String> seen = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        io.r2dbc.proxy.listener.ProxyExecutionListener listener = new io.r2dbc.proxy.listener.ProxyExecutionListener() {
+            @Override
+            public void afterQuery(io.r2dbc.proxy.core.QueryExecutionInfo info) {
+                info.getQueries().forEach(q -> seen.add(q.getQuery()));
+            }
+        };
+        io.r2dbc.spi.ConnectionFactory cf = io.lockhygiene.r2dbc.LockHygieneConnectionFactory
+                .builder(plain(bed, Route.TRANSACTION_POOL)).listener(listener).build();
+        Connection c = open(cf);
+        assertEquals("1", one(c, "select 1"));
+        begin(c);
+        one(c, "select pg_try_advisory_lock(" + k + ")");
+        commit(c);
+        close(c);
+        assertEquals(List.of(), bed.admin().holdersOf(k));
+        assertTrue(seen.contains("select 1"), seen.toString());
+        assertTrue(seen.contains("select pg_try_advisory_lock(" + k + ")"), seen.toString());
+        assertTrue(seen.stream().anyMatch(q -> q.startsWith("COMMIT; SELECT")), "LockHygiene's COMMIT with its check: " + seen);
+    }
+
     /**
      * The issue's workers: each guards one job with try-lock / job / unlock in autocommit. Plain r2dbc-postgresql
      * leaves locks on pooled servers (and its unlocks fail); under detect every lock is released at the end of its
