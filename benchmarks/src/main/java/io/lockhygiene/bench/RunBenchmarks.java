@@ -39,6 +39,9 @@ public final class RunBenchmarks {
                 EndToEndSection.endToEnd(bed, full, true);
                 EndToEndSection.serverWork(bed);
             }
+            if (all || "r2dbc".equals(only)) { // -Dbench.only=r2dbc: only section 5
+                R2dbcSection.endToEnd(bed, full);
+            }
             if (all || "emulate".equals(only)) {
                 EmulateSection.emulate(bed, full);
             }
