@@ -217,6 +217,39 @@ class R2dbcEmulateTest {
         close(c);
     }
 
+    /**
+     * A reactive chain makes its statements before its BEGIN ran ({@code begin.thenMany(createStatement(...)
+     * .execute())}): they still run inside the transaction, so a rollback undoes them (as direct PostgreSQL does).
+     */
+    @ParameterizedTest
+    @EnumSource(value = Route.class, names = {"DIRECT", "TRANSACTION_POOL"})
+    void statementsMadeBeforeTheirBeginRunInsideTheTransaction(Route route) throws Exception {
+        try (java.sql.Connection direct = bed.connect(Route.DIRECT); java.sql.Statement s = direct.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS lh_r2dbc_atomic (id int)");
+            s.execute("DELETE FROM lh_r2dbc_atomic");
+        }
+        ConnectionFactory cf = route == Route.DIRECT ? plain(bed, route) : guarded(bed, route, "lockhygiene.mode=emulate");
+        Connection c = open(cf);
+        Mono.from(c.beginTransaction())
+                .thenMany(Flux.from(c.createStatement("insert into lh_r2dbc_atomic values (1)").execute())
+                        .concatMap(Result::getRowsUpdated))
+                .thenMany(Flux.from(c.createStatement("insert into lh_r2dbc_atomic values ($1)").bind(0, 2).execute())
+                        .concatMap(Result::getRowsUpdated))
+                .then(Mono.from(c.rollbackTransaction()))
+                .block(TIMEOUT);
+        Mono.from(c.setAutoCommit(false))
+                .thenMany(Flux.from(c.createStatement("insert into lh_r2dbc_atomic values (3)").execute())
+                        .concatMap(Result::getRowsUpdated))
+                .then(Mono.from(c.rollbackTransaction()))
+                .block(TIMEOUT);
+        close(c);
+        try (java.sql.Connection direct = bed.connect(Route.DIRECT); java.sql.Statement s = direct.createStatement();
+             java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM lh_r2dbc_atomic")) {
+            rs.next();
+            assertEquals(0, rs.getInt(1), "rolled back: nothing committed (" + route + ")");
+        }
+    }
+
     /** A connection closed holding a lock lets it go, reported with where it was taken. */
     @Test
     void aCloseLetsGoAndSaysWhere() throws Exception {

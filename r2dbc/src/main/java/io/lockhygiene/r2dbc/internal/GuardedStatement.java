@@ -19,7 +19,7 @@ final class GuardedStatement implements Statement {
     private final R2dbcGuard guard;
     final String sql;
     /** The text passed the prefilter: where the application executes it is kept (its stack) for reports. */
-    private final boolean flagged;
+    final boolean flagged;
     /** Where the application called {@link #execute} (its own stack: the execution runs on other threads). */
     Throwable callSite;
     private final List<R2dbcBinds> added = new ArrayList<>(1);

@@ -92,7 +92,10 @@ final class R2dbcGuard {
 
     /**
      * The hot path: a text that cannot matter goes to the driver as it is (the prefilter's passes, nothing
-     * else), unless the owner holds emulated locks; everything else is a statement of ours.
+     * else); everything else is a statement of ours. Under emulate every statement is ours, decided when it is
+     * executed, not when it is made: a reactive application makes its statements when it assembles a chain
+     * ({@code begin.thenMany(createStatement(...).execute())}), before the BEGIN or the lock before them ran, and
+     * what such a statement needs (the application's BEGIN sent first, a fenced commit) is known only then.
      */
     Statement createStatement(String sql) {
         if (off) {
@@ -100,10 +103,15 @@ final class R2dbcGuard {
         }
         tally.seen();
         boolean flagged = sql == null || SqlScanner.mightMatter(sql);
-        if (!flagged && !watching() && pending == null && !beginPending) {
+        if (!flagged && emulation == null && pending == null) {
             return proxy.createStatement(sql);
         }
         return new GuardedStatement(this, sql, flagged);
+    }
+
+    /** At execution, an unflagged statement needs nothing of ours (emulate: nothing held, nothing pending). */
+    private boolean passes(GuardedStatement st) {
+        return !st.flagged && pending == null && !beginPending && !watching();
     }
 
     /** emulate: the owner's statements are looked at while it holds anything or has a transaction in the table. */
@@ -246,6 +254,9 @@ final class R2dbcGuard {
     /** One execution of a statement of ours: the plan decided now, from where the connection stands now. */
     Flux<Result> execute(GuardedStatement st) {
         return afterPendingMany(Flux.defer(() -> {
+            if (passes(st)) {
+                return Flux.from(st.real(proxy, st.sql).execute());
+            }
             SQLException lost = emulation == null ? null : emulation.lossOnce();
             if (lost != null) {
                 return ends.rollbackQuietly().thenMany(Flux.error(R2dbcErrors.of(lost)));
