@@ -26,8 +26,9 @@ final class KeyResolution {
     private KeyResolution() {
     }
 
-    /** Per call index: the call's key. */
     /**
+     * Per call index: the call's key.
+     *
      * @param raw the application's connection, where the server evaluates keys the JVM cannot read; null for an
      *            owner without one (R2DBC): such a key is then refused (0A000), never guessed
      */
@@ -42,7 +43,8 @@ final class KeyResolution {
             for (int i = 0; i < values.length; i++) {
                 KeyArg a = c.args().get(i);
                 KeyValue v = KeyValues.resolve(a, pair, binds);
-                if (v == null && a.cacheable() && binds instanceof Binds) {
+                // the cache is keyed by JDBC bind signatures: an R2DBC view has none (and no server to fill it)
+                if (v == null && a.cacheable() && (binds == null || binds instanceof Binds)) {
                     v = cached(cache, shape, a, pair, (Binds) binds);
                 }
                 values[i] = v;
