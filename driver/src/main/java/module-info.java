@@ -23,7 +23,7 @@ module io.lockhygiene {
 
     // the agent gives an unchanged service the driver's connections; the CLI reads SQL, pg_locks and rules with
     // the driver's own code; the starter switches the process reports (none of these is API)
-    exports io.lockhygiene.internal.jdbc to io.lockhygiene.agent;
+    exports io.lockhygiene.internal.jdbc to io.lockhygiene.agent, io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.placement to io.lockhygiene.agent, io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.policy to io.lockhygiene.agent, io.lockhygiene.cli, io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.events to io.lockhygiene.agent, io.lockhygiene.spring, io.lockhygiene.r2dbc;

@@ -68,6 +68,7 @@ final class EmulateSection {
                 + " the transaction pooler %d / %d; plain session lock through the same pooler %d / %d (ratio %.2f, goal at"
                 + " most 2); plain session lock direct %d / %d.%n%n", rounds, em1[0], em1[1], pooled[0], pooled[1],
                 em1[0] / (double) pooled[0], direct[0], direct[1]));
+        WorkerPoolSection.workerPool(bed, full);
         placement(bed, full, jobs);
         keyShapes(bed, rounds);
         FenceSection.fence(bed, full);

@@ -45,6 +45,9 @@ public final class RunBenchmarks {
             if (all || "emulate".equals(only)) {
                 EmulateSection.emulate(bed, full);
             }
+            if ("workers".equals(only)) { // -Dbench.only=workers: only the worker pool of section 4 (issue 36)
+                WorkerPoolSection.workerPool(bed, full);
+            }
             if ("fence".equals(only)) { // -Dbench.only=fence: only the commit fence's rows of section 4
                 FenceSection.fence(bed, full);
             }

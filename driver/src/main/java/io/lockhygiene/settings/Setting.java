@@ -29,6 +29,11 @@ public enum Setting {
             "emulate: where the process's lock holder connects: auto (the server's own address when the"
                     + " application reaches it through a pooler and it answers, else the pooler), pooler (the"
                     + " application's own route), or a pgjdbc URL (the server, or a session-mode PgBouncer entry)"),
+    HOLDER_SESSIONS("lockhygiene.holderSessions", "1", "1..16",
+            "emulate: how many main sessions the process's lock holder spreads its keys over, per database; each"
+                    + " is one server connection, opened when a key of its share is first taken. More of them let"
+                    + " many workers' locks and unlocks go in parallel instead of queueing for one session. A holder"
+                    + " through the application's own pooler keeps one (each would pin a pooled server)"),
     AGENT_WATCH("lockhygiene.agentWatch", "auto", "auto|always",
             "JVM-wide, the agent only: auto loads and edits the class path's pgjdbc Driver (and HikariCP's and"
                     + " DBCP2's pool classes, when the class path has them) in premain and stops watching class"

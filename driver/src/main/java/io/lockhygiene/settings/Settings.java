@@ -106,6 +106,7 @@ public final class Settings {
     private final SkipLocked skipLocked;
     private final HolderUrl holderUrl;
     private final double leakCheckSample;
+    private final int holderSessions;
 
     private Settings(Builder b) {
         this.mode = b.mode;
@@ -116,6 +117,7 @@ public final class Settings {
         this.skipLocked = b.skipLocked;
         this.holderUrl = b.holderUrl;
         this.leakCheckSample = b.leakCheckSample;
+        this.holderSessions = b.holderSessions;
     }
 
     /** The one way to make settings in code; the driver and the wrapper read them from keys (see README). */
@@ -134,6 +136,7 @@ public final class Settings {
         b.skipLocked = skipLocked;
         b.holderUrl = holderUrl;
         b.leakCheckSample = leakCheckSample;
+        b.holderSessions = holderSessions;
         return b;
     }
 
@@ -147,6 +150,7 @@ public final class Settings {
         private SkipLocked skipLocked = SkipLocked.WARN;
         private HolderUrl holderUrl = HolderUrl.AUTO;
         private double leakCheckSample = DEFAULT_LEAK_CHECK_SAMPLE;
+        private int holderSessions = 1;
 
         private Builder() {
         }
@@ -199,9 +203,26 @@ public final class Settings {
             return this;
         }
 
+        /** emulate: the main sessions of the lock holder, 1 to {@value #MAX_HOLDER_SESSIONS}. */
+        public Builder holderSessions(int n) {
+            if (n < 1 || n > MAX_HOLDER_SESSIONS) {
+                throw new IllegalArgumentException("holderSessions must be between 1 and " + MAX_HOLDER_SESSIONS + ", not " + n);
+            }
+            holderSessions = n;
+            return this;
+        }
+
         public Settings build() {
             return new Settings(this);
         }
+    }
+
+    /** The most main sessions one holder may have: each is a server connection of every process. */
+    public static final int MAX_HOLDER_SESSIONS = 16;
+
+    /** emulate: how many main sessions the lock holder spreads its keys over (per process and database). */
+    public int holderSessions() {
+        return holderSessions;
     }
 
     /** emulate: where the lock holder connects. */
@@ -254,7 +275,7 @@ public final class Settings {
                 + ", lockhygiene.leakCheck=" + lower(leakCheck) + ", lockhygiene.leakCheckSample=" + leakCheckSample
                 + ", lockhygiene.logSql=" + lower(logSql)
                 + ", lockhygiene.lockTimeout=" + lockTimeoutMillis + "ms, lockhygiene.skipLocked=" + lower(skipLocked)
-                + ", lockhygiene.holderUrl=" + holderUrl;
+                + ", lockhygiene.holderUrl=" + holderUrl + ", lockhygiene.holderSessions=" + holderSessions;
     }
 
     static String lower(Enum<?> e) {

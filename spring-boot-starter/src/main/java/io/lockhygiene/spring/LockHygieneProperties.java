@@ -44,6 +44,11 @@ public class LockHygieneProperties {
      * application's own route), or a pgjdbc URL (the server, or a session-mode PgBouncer entry).
      */
     private String holderUrl;
+    /**
+     * emulate: how many main sessions the process's lock holder spreads its keys over (1 to 16; each is one
+     * server connection per process); unset: 1.
+     */
+    private Integer holderSessions;
     /** JVM-wide: a file that gets every LockHygiene event as one JSON object per line. */
     private String report;
     /** The advisory-wait monitor: sessions waiting for an advisory lock longer than a threshold. */
@@ -129,6 +134,9 @@ public class LockHygieneProperties {
         if (holderUrl != null && !holderUrl.isBlank()) {
             p.setProperty("lockhygiene.holderUrl", holderUrl.trim());
         }
+        if (holderSessions != null) {
+            p.setProperty("lockhygiene.holderSessions", holderSessions.toString());
+        }
         return p;
     }
 
@@ -200,6 +208,14 @@ public class LockHygieneProperties {
 
     public void setHolderUrl(String holderUrl) {
         this.holderUrl = holderUrl;
+    }
+
+    public Integer getHolderSessions() {
+        return holderSessions;
+    }
+
+    public void setHolderSessions(Integer holderSessions) {
+        this.holderSessions = holderSessions;
     }
 
     public String getReport() {

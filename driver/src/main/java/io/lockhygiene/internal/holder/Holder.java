@@ -33,21 +33,34 @@ public final class Holder implements TransactionHolds {
 
     private final HolderEndpoint endpoint;
     private final LockTable table = new LockTable();
-    private final MainLink link;
     private final HolderLife life;
-    private final MainSession main;
+    /** Its main sessions: keys are spread over them (one on the application's route, which it pins). */
+    private final MainSession[] mains;
     /** Dedicated endpoints only. */
     private final ServerQueue waits;
     private final KeyCache keys = new KeyCache();
     private final ThreadOwners threadOwners = new ThreadOwners();
+    private final HolderStats stats = new HolderStats();
 
     Holder(HolderEndpoint endpoint) {
         this.endpoint = endpoint;
-        this.link = new MainLink(endpoint);
-        this.life = new HolderLife(endpoint, table, link);
-        this.waits = endpoint.dedicated() ? new ServerQueue(endpoint, table, link, life) : null;
-        this.main = new MainSession(link, table, life, waits);
-        life.attach(main, waits, this::reapGoneThreads);
+        int n = endpoint.mainSessions(); // 1 on the application's route
+        MainLink[] links = new MainLink[n];
+        for (int i = 0; i < n; i++) {
+            links[i] = new MainLink(endpoint);
+        }
+        this.life = new HolderLife(endpoint, table, links);
+        this.waits = endpoint.dedicated() ? new ServerQueue(endpoint, table, links, life) : null;
+        this.mains = new MainSession[n];
+        for (int i = 0; i < n; i++) {
+            mains[i] = new MainSession(links[i], table, life, waits, stats);
+        }
+        life.attach(mains, waits, this::reapGoneThreads);
+    }
+
+    /** The main session {@code key} lives on: always the same one, so its modes are never split. */
+    private MainSession mainFor(AdvisoryKey key) {
+        return mains.length == 1 ? mains[0] : mains[key.spread(mains.length)];
     }
 
     public HolderEndpoint endpoint() {
@@ -57,6 +70,11 @@ public final class Holder implements TransactionHolds {
     /** Values of immutable key expressions on this database. */
     public KeyCache keys() {
         return keys;
+    }
+
+    /** The main session's round trips, batches and waits so far. */
+    public HolderStats.Snapshot stats() {
+        return stats.snapshot();
     }
 
     /** False until some owner was told of a loss: the hot path reads one volatile field. */
@@ -114,7 +132,7 @@ public final class Holder implements TransactionHolds {
                 Take.Result took = a.queueCheckOnly ? waits.queueCheck(owner, key, tx, level)
                         : a.home instanceof WaitingSession
                         ? waits.takeOn((WaitingSession) a.home, owner, key, shared, tx, level, queued)
-                        : main.take(new Take(owner, key, shared, tryLock, tx, level, queued, false));
+                        : mainFor(key).take(new Take(owner, key, shared, tryLock, tx, level, queued, false));
                 if (took == Take.Result.DECIDE_AGAIN) {
                     settleQuietly(owner); // a server lock taken and not granted is surplus now
                     continue;
@@ -192,7 +210,7 @@ public final class Holder implements TransactionHolds {
                         table.unlock(owner, key, shared);
                     }
                 } else {
-                    free = main.take(new Take(owner, key, shared, true, null, 0, false, true));
+                    free = mainFor(key).take(new Take(owner, key, shared, true, null, 0, false, true));
                 }
                 if (free != Take.Result.DECIDE_AGAIN) {
                     return free == Take.Result.GRANTED;
@@ -272,8 +290,12 @@ public final class Holder implements TransactionHolds {
                     : "ExclusiveLock", 0, h.count));
         }
         try {
-            if (link.isOpen()) {
-                main.settle(owner); // under io: a release another thread has in flight is done when this returns
+            for (MainSession main : mains) {
+                // a release another thread has in flight is done when this returns: due here, or on the wire
+                // (surplus is taken under the turn, so "not due" then "not busy" means none of its is in flight)
+                if (main.isOpen() && (main.settleDue() || main.busy())) {
+                    main.settle(owner);
+                }
             }
         } catch (SQLException | RuntimeException e) {
             Log.debug("LockHygiene: the lock holder for {} lost its server while letting locks go: {}", endpoint,
@@ -284,8 +306,10 @@ public final class Holder implements TransactionHolds {
 
     /** After releases: server locks nobody needs go, in one round trip, only when there is work. */
     private void settle(LockOwner caller) throws SQLException {
-        if (main.settleDue()) {
-            main.settle(caller);
+        for (MainSession main : mains) {
+            if (main.settleDue()) {
+                main.settle(caller);
+            }
         }
     }
 

@@ -37,23 +37,38 @@ public final class HolderEndpoint {
     private final String description;
     private final Object identity;
     private final LinkOpener opener;
+    private final int mainSessions;
 
-    private HolderEndpoint(Kind kind, String description, Object identity, LinkOpener opener) {
+    private HolderEndpoint(Kind kind, String description, Object identity, LinkOpener opener, int mainSessions) {
         this.kind = kind;
         this.description = description;
         this.identity = identity;
         this.opener = opener;
+        this.mainSessions = mainSessions;
     }
 
     /** An endpoint whose pgjdbc connections {@code opener} opens; identities compare equal for one database. */
     public static HolderEndpoint of(Kind kind, String description, Object identity, Opener opener) {
         boolean dedicated = kind != Kind.APPLICATION_ROUTE;
-        return new HolderEndpoint(kind, description, identity, () -> JdbcHolderLink.of(opener.open(), dedicated));
+        return new HolderEndpoint(kind, description, identity, () -> JdbcHolderLink.of(opener.open(), dedicated), 1);
     }
 
     /** An endpoint whose links {@code opener} makes (unit tests of the holder without a server). */
     public static HolderEndpoint ofLinks(Kind kind, String description, Object identity, LinkOpener opener) {
-        return new HolderEndpoint(kind, description, identity, opener);
+        return new HolderEndpoint(kind, description, identity, opener, 1);
+    }
+
+    /**
+     * The same endpoint, whose holder spreads its keys over {@code n} main sessions (lockhygiene.holderSessions);
+     * the application's own route keeps one, whatever is asked: each would pin a server of the application's pool.
+     */
+    public HolderEndpoint withMainSessions(int n) {
+        return new HolderEndpoint(kind, description, identity, opener, dedicated() ? Math.max(1, n) : 1);
+    }
+
+    /** How many main sessions its holder opens at most (each when a key of its share is first taken). */
+    public int mainSessions() {
+        return mainSessions;
     }
 
     public Kind kind() {

@@ -26,28 +26,28 @@ final class HolderLife {
 
     private final HolderEndpoint endpoint;
     private final LockTable table;
-    private final MainLink main;
+    private final MainLink[] mains;
     private final ConcurrentLinkedQueue<Runnable> pendingEvents = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean starvationTold = new AtomicBoolean();
     private final AtomicBoolean roundFailureTold = new AtomicBoolean();
     private final AtomicInteger users = new AtomicInteger();
     private final HolderWatchdog.Watched watch = this::round;
     /** Set by the holder once its parts exist (they and this refer to each other). */
-    private MainSession batches;
+    private MainSession[] batches;
     private ServerQueue waits;
     private Runnable reapGoneThreads;
     /** Set at the first loss that told owners: from then on, statements ask their owner. */
     private volatile boolean anyLost;
     private long lastFullRound = System.nanoTime();
 
-    HolderLife(HolderEndpoint endpoint, LockTable table, MainLink main) {
+    HolderLife(HolderEndpoint endpoint, LockTable table, MainLink[] mains) {
         this.endpoint = endpoint;
         this.table = table;
-        this.main = main;
+        this.mains = mains;
     }
 
-    void attach(MainSession mainSession, ServerQueue serverWaits, Runnable reap) {
-        this.batches = mainSession;
+    void attach(MainSession[] mainSessions, ServerQueue serverWaits, Runnable reap) {
+        this.batches = mainSessions;
         this.waits = serverWaits;
         this.reapGoneThreads = reap;
     }
@@ -70,7 +70,9 @@ final class HolderLife {
         // any more finds it marked lost, so no commit slips through unfenced in between
         List<LockOwner> before = table.owners();
         mark(before, batch, caller);
-        main.close();
+        for (MainLink main : mains) {
+            main.close(); // every one: a holder that lost one session's locks is lost as a whole
+        }
         if (waits != null) {
             waits.closeAll();
         }
@@ -101,7 +103,9 @@ final class HolderLife {
         for (Take t : batch) {
             t.fail(failure);
         }
-        batches.failQueued(failure);
+        for (MainSession b : batches) {
+            b.failQueued(failure);
+        }
         return failure;
     }
 
@@ -160,27 +164,38 @@ final class HolderLife {
      * session is pinged, bounded; a failure is the loss. No lock is waited for longer than a moment.
      */
     void checkNow(LockOwner caller) {
-        try {
-            if (!main.io.tryLock(200, TimeUnit.MILLISECONDS)) {
-                return; // in use: that use finds out itself
+        for (MainLink main : mains) {
+            if (!checkNow(main, caller)) {
+                break;
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-        }
-        try {
-            if (main.isOpen() || main.brokeUnseen()) {
-                main.link().ping(HolderWatchdog.PING_TIMEOUT_MILLIS);
-            }
-        } catch (SQLException | RuntimeException e) {
-            lost(e, new ArrayList<>(0), caller);
-        } finally {
-            main.io.unlock();
         }
         if (waits != null) {
             waits.peekIdle(this);
         }
         publishPending();
+    }
+
+    /** False when the look found the loss (or was interrupted): the other sessions need no look then. */
+    private boolean checkNow(MainLink main, LockOwner caller) {
+        try {
+            if (!main.io.tryLock(200, TimeUnit.MILLISECONDS)) {
+                return true; // in use: that use finds out itself
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        try {
+            if (main.isOpen() || main.brokeUnseen()) {
+                main.link().ping(HolderWatchdog.PING_TIMEOUT_MILLIS);
+            }
+            return true;
+        } catch (SQLException | RuntimeException e) {
+            lost(e, new ArrayList<>(0), caller);
+            return false;
+        } finally {
+            main.io.unlock();
+        }
     }
 
     /**
@@ -204,23 +219,25 @@ final class HolderLife {
                 }
             }
             boolean holds = !table.serverHoldsNothing();
-            if (holds && main.io.tryLock()) {
-                try {
-                    if (main.brokeUnseen()) {
-                        throw new SQLException("LockHygiene: the lock holder's main connection broke", "08006");
-                    }
-                    if (main.isOpen() && !table.serverHoldsNothing()) {
-                        if (full) {
-                            main.ping(HolderWatchdog.PING_TIMEOUT_MILLIS);
-                        } else if (main.idleNanos() > PEEK_IDLE_NANOS) {
-                            main.peek();
+            for (MainLink main : mains) {
+                if (holds && main.io.tryLock()) {
+                    try {
+                        if (main.brokeUnseen()) {
+                            throw new SQLException("LockHygiene: the lock holder's main connection broke", "08006");
                         }
+                        if (main.isOpen() && !table.serverHoldsNothing()) {
+                            if (full) {
+                                main.ping(HolderWatchdog.PING_TIMEOUT_MILLIS);
+                            } else if (main.idleNanos() > PEEK_IDLE_NANOS) {
+                                main.peek();
+                            }
+                        }
+                    } catch (SQLException | RuntimeException e) {
+                        lost(e, new ArrayList<>(0), null); // pgjdbc may have closed it already (a terminated backend)
+                    } finally {
+                        main.io.unlock();
+                        publishPending();
                     }
-                } catch (SQLException | RuntimeException e) {
-                    lost(e, new ArrayList<>(0), null); // pgjdbc may have closed it already (a terminated backend)
-                } finally {
-                    main.io.unlock();
-                    publishPending();
                 }
             }
             if (holds && waits != null) {
@@ -251,28 +268,38 @@ final class HolderLife {
         if (users.decrementAndGet() > 0 || !table.serverHoldsNothing() || (waits != null && waits.anyWaiting())) {
             return;
         }
-        if (!main.io.tryLock()) {
-            return; // in use: not idle
-        }
+        int taken = 0;
         try {
+            for (MainLink main : mains) {
+                if (!main.io.tryLock()) {
+                    return; // in use: not idle
+                }
+                taken++;
+            }
             if (users.get() == 0 && table.serverHoldsNothing() && (waits == null || !waits.anyWaiting())) {
-                main.close();
+                for (MainLink main : mains) {
+                    main.close();
+                }
                 if (waits != null) {
                     waits.closeAll();
                 }
             }
         } finally {
-            main.io.unlock();
+            for (int i = 0; i < taken; i++) {
+                mains[i].io.unlock();
+            }
         }
     }
 
     /** Closes every session (tests, and the end of a holder nobody uses). */
     void shutdown() {
-        main.io.lock();
-        try {
-            main.close();
-        } finally {
-            main.io.unlock();
+        for (MainLink main : mains) {
+            main.io.lock();
+            try {
+                main.close();
+            } finally {
+                main.io.unlock();
+            }
         }
         if (waits != null) {
             waits.closeAll();

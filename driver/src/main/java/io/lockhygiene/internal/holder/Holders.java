@@ -50,6 +50,11 @@ public final class Holders {
         return HOLDERS.size();
     }
 
+    /** The process's shared holders now (benchmarks read their {@link Holder#stats()}). */
+    public static List<Holder> all() {
+        return new ArrayList<>(HOLDERS.values());
+    }
+
     /** Shuts every holder down and forgets them and every endpoint placement: a test starts afresh. */
     public static void resetForTests() {
         List<Holder> all = new ArrayList<>(HOLDERS.values());

@@ -4,7 +4,6 @@ import java.sql.SQLException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.ReentrantLock;
 
 import io.lockhygiene.internal.locktable.LockTable;
 
@@ -24,7 +23,7 @@ final class MainLink implements LockTable.Backend {
             "pg_catalog.set_config('idle_in_transaction_session_timeout', '0', true)";
 
     /** Held across the main session's round trips; the outermost of emulate's locks (see the package). */
-    final ReentrantLock io = new ReentrantLock();
+    final SessionTurn io = new SessionTurn();
     private final HolderEndpoint endpoint;
     /** Written under io; volatile for the watchdog's and {@link #isOpen}'s look without it. */
     private volatile HolderLink link;

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
@@ -18,7 +19,8 @@ import io.lockhygiene.internal.locktable.ServerLock;
  * The holder's main session at work: takes of all owners that need the server share one round trip (one
  * select list, which PostgreSQL evaluates left to right), together with the releases of server locks nobody
  * needs; through the application's pooler the session pins its server while it holds anything. The thread
- * that holds {@code io} sends everything queued, its own take and others'.
+ * whose turn it is ({@link SessionTurn}) sends everything queued, its own take and others'; a thread whose
+ * take another's round trip carried returns when that one is answered.
  */
 final class MainSession {
     /** A round trip through the pooler longer than this while unpinned waited for a server: said once. */
@@ -30,9 +32,17 @@ final class MainSession {
     /** Dedicated endpoints only: releases of keys that live on waiting sessions go there. */
     private final ServerQueue waits;
     private final ConcurrentLinkedQueue<Take> takes = new ConcurrentLinkedQueue<>();
+    private final HolderStats stats;
+    /**
+     * The server locks this session releases: its own, and those of waiting sessions (whichever main session
+     * flushes first); never another main session's, which only that one can let go.
+     */
+    private final Predicate<LockTable.Backend> mine;
 
-    MainSession(MainLink link, LockTable table, HolderLife life, ServerQueue waits) {
+    MainSession(MainLink link, LockTable table, HolderLife life, ServerQueue waits, HolderStats stats) {
         this.link = link;
+        this.stats = stats;
+        this.mine = b -> b == link || !(b instanceof MainLink);
         this.table = table;
         this.life = life;
         this.waits = waits;
@@ -56,13 +66,19 @@ final class MainSession {
             }
         }
         takes.add(take);
-        link.io.lock();
+        long waitFrom = System.nanoTime();
+        boolean mine = link.io.awaitTurn(() -> take.done);
         try {
-            if (!take.done) {
+            if (mine && !take.done) {
+                stats.requested(false, System.nanoTime() - waitFrom);
                 flush(take.owner);
+            } else {
+                stats.requested(true, System.nanoTime() - waitFrom);
             }
         } finally {
-            link.io.unlock();
+            if (mine) {
+                link.io.unlock();
+            }
             life.publishPending();
         }
         if (take.failure != null) {
@@ -71,20 +87,39 @@ final class MainSession {
         return take.result;
     }
 
-    /** After releases: server locks nobody needs go, in one round trip; returns when any in flight went too. */
+    /**
+     * After releases: server locks nobody needs go, in one round trip; returns when any in flight went too,
+     * or when a batch that began after the call (and so carried these releases) has ended.
+     */
     void settle(LockOwner caller) throws SQLException {
-        link.io.lock();
+        long ticket = link.io.ticket();
+        long waitFrom = System.nanoTime();
+        boolean mine = link.io.awaitTurn(() -> link.io.servedUpTo(ticket));
+        stats.requested(!mine, System.nanoTime() - waitFrom);
         try {
-            flush(caller);
+            if (mine) {
+                flush(caller);
+            }
         } finally {
-            link.io.unlock();
+            if (mine) {
+                link.io.unlock();
+            }
             life.publishPending();
         }
     }
 
     /** True when a settle has anything to send now. */
     boolean settleDue() {
-        return table.surplusDue() || (link.pins() && table.serverHoldsNothing() && link.isOpen());
+        return table.surplusDue(mine) || (link.pins() && table.serverHoldsNothing() && link.isOpen());
+    }
+
+    /** True when a round trip is on the wire now (a release in it must be answered before an owner is gone). */
+    boolean busy() {
+        return link.io.isLocked();
+    }
+
+    boolean isOpen() {
+        return link.isOpen();
     }
 
     /** The holder is lost: every take still queued fails with it. */
@@ -102,6 +137,7 @@ final class MainSession {
      */
     private void flush(LockOwner caller) throws SQLException {
         for (int round = 0; round < 3; round++) {
+            long serves = link.io.batchBegins(); // releases made before this are in the table's surplus now
             List<Take> batch = new ArrayList<>();
             Set<AdvisoryKey> batchKeys = new HashSet<>();
             for (Take t; (t = takes.poll()) != null; ) {
@@ -120,7 +156,7 @@ final class MainSession {
             }
             List<ServerLock> onMain = new ArrayList<>();
             List<ServerLock> onWaiters = new ArrayList<>();
-            for (ServerLock l : table.surplus()) {
+            for (ServerLock l : table.surplus(mine)) {
                 (l.on == link ? onMain : onWaiters).add(l);
             }
             if (!onWaiters.isEmpty()) {
@@ -132,7 +168,9 @@ final class MainSession {
             } else if (link.pins() && link.pinned() && !table.backendHolds(link)) {
                 unpin(caller);
             }
-            if (!refusedGrant && !table.surplusDue()) {
+            link.io.batchEnded(serves);
+            link.io.wakeServed(); // who this round answered goes on now, not after the rounds that follow
+            if (!refusedGrant && !table.surplusDue(mine)) {
                 return;
             }
         }
@@ -160,6 +198,7 @@ final class MainSession {
         boolean usedBefore = link.answered();
         try {
             answers = link.select(list.toString(), columns);
+            stats.sent(batch.size(), releases.size(), System.nanoTime() - start);
         } catch (SQLException | RuntimeException e) {
             if (!nothingToLose || !usedBefore || !HolderLife.brokenConnection(e)) {
                 throw life.lost(e, batch, caller);

@@ -30,14 +30,14 @@ final class ServerQueue {
 
     private final WaitingSessions waiters;
     private final LockTable table;
-    private final MainLink main;
+    private final MainLink[] mains;
     private final HolderLife life;
     private final Set<QueuedOwner> active = ConcurrentHashMap.newKeySet();
 
-    ServerQueue(HolderEndpoint endpoint, LockTable table, MainLink main, HolderLife life) {
+    ServerQueue(HolderEndpoint endpoint, LockTable table, MainLink[] mains, HolderLife life) {
         this.waiters = new WaitingSessions(endpoint);
         this.table = table;
-        this.main = main;
+        this.mains = mains;
         this.life = life;
     }
 
@@ -279,6 +279,15 @@ final class ServerQueue {
 
     /** Under no lock: a statement on the main session for the watchdog; null when it is busy too long. */
     private List<String[]> probe(String sql, int columns) {
+        for (MainLink main : mains) {
+            if (main.isOpen()) {
+                return probe(main, sql, columns); // any open one: it reads pg_locks, which every session sees
+            }
+        }
+        return null;
+    }
+
+    private static List<String[]> probe(MainLink main, String sql, int columns) {
         try {
             if (!main.io.tryLock(200, TimeUnit.MILLISECONDS)) {
                 return null;

@@ -9,7 +9,7 @@ import io.lockhygiene.internal.locktable.LockOwner;
 /**
  * A server acquisition some owner waits for, sent in the next round trip of the holder's main session by
  * whichever thread holds its {@code io} lock then (owners share round trips instead of queueing for them).
- * Written under {@code io}; read by its owner after {@code io} was released.
+ * Written under {@code io}; read by its owner once {@link #done} says it was answered.
  */
 final class Take {
     /** What the server said to a take, or that the table must decide again (it changed meanwhile). */
@@ -27,7 +27,8 @@ final class Take {
     final boolean probe;
     /** A blocking shared request on a backend that holds the key exclusively: PostgreSQL grants it at once. */
     boolean grantedAtOnce;
-    boolean done;
+    /** Written last, after the result or the failure: read by its owner's thread without the turn. */
+    volatile boolean done;
     Result result;
     SQLException failure;
 

@@ -1,6 +1,7 @@
 /**
- * emulate's process side: one lock holder per process and database, where it connects, its sessions, waits
- * in PostgreSQL's queue, and the watchdog that notices a lost holder.
+ * emulate's process side: one lock holder per process and database, where it connects, its sessions (its keys
+ * spread over {@code lockhygiene.holderSessions} main sessions, one lock table for all), waits in PostgreSQL's
+ * queue, and the watchdog that notices a lost holder.
  *
  * <h2>Lock order (the whole of emulate)</h2>
  * Outermost first; a thread that holds one may take only those below it. No user callback (listener, log
@@ -14,8 +15,11 @@
  * <table>
  * <caption>Locks of emulate, outermost first</caption>
  * <tr><th>lock</th><th>guards</th><th>held across a round trip</th></tr>
- * <tr><td>{@code MainLink.io}</td><td>the holder's main session: one round trip at a time, the batch it
- * sends</td><td>yes (that is its job); never across its opening</td></tr>
+ * <tr><td>{@code MainLink.io}</td><td>one main session of the holder: one round trip at a time, the batch it
+ * sends ({@link io.lockhygiene.internal.holder.SessionTurn}: a thread whose request another's round trip
+ * carried leaves without taking it). A thread holds one main session's at a time; only the last user's close
+ * tries them all ({@code tryLock}, never waiting), in order</td><td>yes (that is its job); never across its
+ * opening</td></tr>
  * <tr><td>{@code WaitingSession.io}</td><td>one waiting session of the holder: its wait or its releases</td><td>yes</td></tr>
  * <tr><td>{@code Arbiter.state}</td><td>the lock table and its condition (local waiters sleep on it)</td><td>never</td></tr>
  * <tr><td>{@code WaitingSessions.lists}</td><td>the idle and all lists of waiting sessions</td><td>never (a session

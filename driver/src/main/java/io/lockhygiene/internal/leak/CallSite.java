@@ -9,18 +9,51 @@ public final class CallSite {
     private CallSite() {
     }
 
-    /** A stack captured now; cheap enough for lock calls, which are rare. */
+    /**
+     * The stack now, as the JVM keeps it: its frames become {@link StackTraceElement}s (the costly part, names
+     * interned frame by frame) only when somebody reads them, a report or a log, which most lock calls never
+     * have; then they start at the caller, our own frames left out.
+     */
     public static Throwable capture(String what) {
-        Throwable t = new Throwable(what);
-        StackTraceElement[] frames = t.getStackTrace();
-        int ours = 0;
-        while (ours < frames.length && frames[ours].getClassName().startsWith("io.lockhygiene.internal.")) {
-            ours++;
+        return new Trace(what);
+    }
+
+    /** A captured stack whose frames are made and trimmed when first read. */
+    private static final class Trace extends Throwable {
+        private static final long serialVersionUID = 1L;
+        private volatile boolean trimmed;
+
+        Trace(String what) {
+            super(what);
         }
-        if (ours > 0 && ours < frames.length) {
-            t.setStackTrace(java.util.Arrays.copyOfRange(frames, ours, frames.length)); // start at the caller
+
+        @Override
+        public StackTraceElement[] getStackTrace() {
+            if (!trimmed) {
+                StackTraceElement[] frames = super.getStackTrace();
+                int ours = 0;
+                while (ours < frames.length && frames[ours].getClassName().startsWith("io.lockhygiene.internal.")) {
+                    ours++;
+                }
+                if (ours > 0 && ours < frames.length) {
+                    setStackTrace(java.util.Arrays.copyOfRange(frames, ours, frames.length)); // start at the caller
+                }
+                trimmed = true;
+            }
+            return super.getStackTrace();
         }
-        return t;
+
+        @Override
+        public void printStackTrace(java.io.PrintStream s) {
+            getStackTrace(); // printing reads the frames without this method: trim them first
+            super.printStackTrace(s);
+        }
+
+        @Override
+        public void printStackTrace(java.io.PrintWriter s) {
+            getStackTrace();
+            super.printStackTrace(s);
+        }
     }
 
     public static String describe(Throwable stack) {

@@ -29,6 +29,15 @@ public final class AdvisoryKey {
         return (int) value;
     }
 
+    /** Which of {@code n} places this key goes to: stable, and spread for consecutive keys. */
+    public int spread(int n) {
+        long h = value ^ (pair ? 0x5DEECE66DL : 0); // MurmurHash3's finalizer: every bit of the key counts
+        h = (h ^ (h >>> 33)) * 0xff51afd7ed558ccdL;
+        h = (h ^ (h >>> 33)) * 0xc4ceb9fe1a85ec53L;
+        h ^= h >>> 33;
+        return (int) ((h >>> 1) % n);
+    }
+
     /** The arguments of a function call on this key, as SQL literals. */
     public String sqlArguments() {
         return pair ? first() + ", " + second() : Long.toString(value);

@@ -3,6 +3,7 @@ package io.lockhygiene.internal.locktable;
 import java.util.List;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -232,13 +233,25 @@ public final class LockTable {
      * releases them on the backends named. Keys nobody holds are forgotten.
      */
     public List<ServerLock> surplus() {
-        return underLock(() -> server.surplus());
+        return surplus(ANY_BACKEND);
+    }
+
+    /** As {@link #surplus()}, of the backends {@code mine} accepts only (one main session of several). */
+    public List<ServerLock> surplus(Predicate<Backend> mine) {
+        return underLock(() -> server.surplus(mine));
     }
 
     /** True when {@link #surplus} has something to release. */
     public boolean surplusDue() {
-        return underLock(() -> server.surplusDue());
+        return surplusDue(ANY_BACKEND);
     }
+
+    /** True when {@link #surplus(Predicate)} has something to release. */
+    public boolean surplusDue(Predicate<Backend> mine) {
+        return underLock(() -> server.surplusDue(mine));
+    }
+
+    private static final Predicate<Backend> ANY_BACKEND = b -> true;
 
     /** Everything is forgotten (the holder's backends are gone, and their locks with them); returns who held something. */
     public List<LockOwner> clear() {

@@ -2,8 +2,10 @@ package io.lockhygiene.internal.locktable;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * The modes the holder's backends hold on the server, per key (in {@link KeyState}) and counted per
@@ -33,41 +35,61 @@ final class ServerCopies {
         holdings.touched.add(key);
     }
 
-    /** The copies no owner needs (and the strays), marked released; keys nobody uses are forgotten. */
-    List<ServerLock> surplus() {
-        List<ServerLock> out = new ArrayList<>(strays);
-        for (ServerLock stray : strays) {
-            forgetOne(stray.on);
+    /**
+     * The copies no owner needs (and the strays) that live on backends {@code mine} accepts, marked released;
+     * keys nobody uses are forgotten. Keys whose surplus lives elsewhere stay touched for their backend's turn.
+     */
+    List<ServerLock> surplus(Predicate<LockTable.Backend> mine) {
+        List<ServerLock> out = new ArrayList<>();
+        for (Iterator<ServerLock> it = strays.iterator(); it.hasNext(); ) {
+            ServerLock stray = it.next();
+            if (mine.test(stray.on)) {
+                out.add(stray);
+                forgetOne(stray.on);
+                it.remove();
+            }
         }
-        strays.clear();
-        for (AdvisoryKey key : holdings.touched) {
+        for (Iterator<AdvisoryKey> it = holdings.touched.iterator(); it.hasNext(); ) {
+            AdvisoryKey key = it.next();
             KeyState k = holdings.keys.get(key);
             if (k == null) {
+                it.remove();
                 continue;
             }
+            boolean elsewhere = false;
             for (boolean shared : new boolean[] {false, true}) {
                 if (k.surplus(shared)) {
+                    if (!mine.test(k.server(shared))) {
+                        elsewhere = true;
+                        continue;
+                    }
                     out.add(new ServerLock(key, shared, k.server(shared)));
                     forgetOne(k.server(shared));
                     serverModes--;
                     k.setServer(shared, null, 0);
                 }
             }
+            if (elsewhere) {
+                continue;
+            }
             if (k.unused()) {
                 holdings.keys.remove(key);
             }
+            it.remove();
         }
-        holdings.touched.clear();
         return out;
     }
 
-    boolean surplusDue() {
-        if (!strays.isEmpty()) {
-            return true;
+    boolean surplusDue(Predicate<LockTable.Backend> mine) {
+        for (ServerLock stray : strays) {
+            if (mine.test(stray.on)) {
+                return true;
+            }
         }
         for (AdvisoryKey key : holdings.touched) {
             KeyState k = holdings.keys.get(key);
-            if (k != null && (k.surplus(false) || k.surplus(true))) {
+            if (k != null && ((k.surplus(false) && mine.test(k.server(false)))
+                    || (k.surplus(true) && mine.test(k.server(true))))) {
                 return true;
             }
         }

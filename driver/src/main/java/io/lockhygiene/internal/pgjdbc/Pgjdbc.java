@@ -13,7 +13,8 @@ import io.lockhygiene.internal.policy.Situation;
  * state. Reached reflectively through {@code unwrap}, with pgjdbc's interfaces loaded from the
  * connection's own class loader, so that the core links against java.sql only: the agent loads it where
  * pgjdbc is not visible (a Spring Boot fat jar, a servlet container), and the driver works with whatever
- * pgjdbc 42.x the application brings. Only slow paths call it.
+ * pgjdbc 42.x the application brings. What statements ask on their way (the transaction state) is looked up
+ * once per connection class.
  */
 public final class Pgjdbc {
     private static final ClassValue<Method> BACKEND_PID = new ClassValue<Method>() {
@@ -26,6 +27,22 @@ public final class Pgjdbc {
         @Override
         protected Method computeValue(Class<?> type) {
             return method(type, "getTransactionState");
+        }
+    };
+
+    /**
+     * getTransactionState() of a connection class that is pgjdbc's own (the usual raw connection), else null
+     * (a wrapper: unwrapped per call). Asked on every statement of an emulating owner: no class lookup then.
+     */
+    private static final ClassValue<Method> OWN_TRANSACTION_STATE = new ClassValue<Method>() {
+        @Override
+        protected Method computeValue(Class<?> type) {
+            try {
+                Class<?> base = Class.forName("org.postgresql.core.BaseConnection", false, type.getClassLoader());
+                return base.isAssignableFrom(type) ? method(type, "getTransactionState") : null;
+            } catch (ClassNotFoundException | LinkageError | RuntimeException notPgjdbc) {
+                return null;
+            }
         }
     };
 
@@ -65,7 +82,22 @@ public final class Pgjdbc {
         }
     }
 
+    /** Whether a statement class is pgjdbc's own BaseStatement (the holder's statements are): no lookup per call. */
+    private static final ClassValue<Boolean> OWN_STATEMENT = new ClassValue<Boolean>() {
+        @Override
+        protected Boolean computeValue(Class<?> type) {
+            try {
+                return Class.forName("org.postgresql.core.BaseStatement", false, type.getClassLoader()).isAssignableFrom(type);
+            } catch (ClassNotFoundException | LinkageError | RuntimeException notPgjdbc) {
+                return false;
+            }
+        }
+    };
+
     private static Object unwrapStatement(Statement s) throws SQLException {
+        if (OWN_STATEMENT.get(s.getClass())) {
+            return s;
+        }
         for (ClassLoader cl : new ClassLoader[] {s.getClass().getClassLoader(),
                 Thread.currentThread().getContextClassLoader(), Pgjdbc.class.getClassLoader()}) {
             try {
@@ -142,8 +174,9 @@ public final class Pgjdbc {
      * (IDLE, OPEN, FAILED), whatever the JDBC API was told.
      */
     public static Situation.TransactionStatus transactionStatus(Connection c) throws SQLException {
-        Object base = unwrap(c, "org.postgresql.core.BaseConnection");
-        String state = String.valueOf(invoke(TRANSACTION_STATE.get(base.getClass()), base));
+        Method own = OWN_TRANSACTION_STATE.get(c.getClass());
+        Object base = own != null ? c : unwrap(c, "org.postgresql.core.BaseConnection");
+        String state = String.valueOf(invoke(own != null ? own : TRANSACTION_STATE.get(base.getClass()), base));
         switch (state) {
             case "IDLE":
                 return Situation.TransactionStatus.IDLE;

@@ -77,7 +77,8 @@ public final class EndpointResolver {
         Settings.HolderUrl holderUrl = settings.holderUrl();
         FutureTask<Holder> task = placements.get(holderUrl.key());
         if (task == null) {
-            FutureTask<Holder> mine = new FutureTask<>(() -> compute(route, holderUrl, app, keep));
+            int sessions = settings.holderSessions();
+            FutureTask<Holder> mine = new FutureTask<>(() -> compute(route, holderUrl, sessions, app, keep));
             task = placements.putIfAbsent(holderUrl.key(), mine);
             if (task == null) {
                 task = mine;
@@ -170,20 +171,20 @@ public final class EndpointResolver {
     /**
      * @param keep null when {@code app} is the application's own; else set when the holder keeps it
      */
-    private static Holder compute(HolderRoute route, Settings.HolderUrl holderUrl, Connection app, AtomicBoolean keep)
-            throws SQLException {
+    private static Holder compute(HolderRoute route, Settings.HolderUrl holderUrl, int sessions, Connection app,
+                                  AtomicBoolean keep) throws SQLException {
         if (holderUrl.equals(Settings.HolderUrl.POOLER)) {
             return applicationRoute(route, route.describe(), app, keep);
         }
         ServerProbes.Identity appSide = ServerProbes.identityOf(app);
         boolean appThroughPooler = Pgjdbc.backendPid(app) != appSide.pid;
         if (holderUrl.url() != null) {
-            return Holders.of(explicit(route, holderUrl.url(), appSide));
+            return Holders.of(explicit(route, holderUrl.url(), appSide).withMainSessions(sessions));
         }
         if (!appThroughPooler && !route.borrowsFromApplicationPool()) {
             // a direct application: its own route is a session of its own already
             return Holders.of(HolderEndpoint.of(HolderEndpoint.Kind.DIRECT, route.describe() + " (direct)",
-                    appSide.identity(), route::openLikeApplication));
+                    appSide.identity(), route::openLikeApplication).withMainSessions(sessions));
         }
         List<String> tried = new ArrayList<>();
         if (appThroughPooler && appSide.address == null) {
@@ -204,7 +205,7 @@ public final class EndpointResolver {
                                 holderSide.port, recipe.source(), appThroughPooler);
                         Properties props = ServerProbes.holderProperties(recipe.properties(), false);
                         return Holders.of(HolderEndpoint.of(HolderEndpoint.Kind.DIRECT, ConnectionUrl.redact(url)
-                                + " (auto)", appSide.identity(), () -> opener.open(url, props)),
+                                + " (auto)", appSide.identity(), () -> opener.open(url, props)).withMainSessions(sessions),
                                 () -> Log.info("{}", said)); // once per holder: a DataSource per tenant says it once
                     }
                     tried.add(recipe.source() + ": " + ConnectionUrl.redact(url) + " answers for another database ("

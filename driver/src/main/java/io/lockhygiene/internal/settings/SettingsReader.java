@@ -42,7 +42,27 @@ public final class SettingsReader {
                 .skipLocked(parse(Settings.SkipLocked.values(), Setting.SKIP_LOCKED, connectionKeys, system, env))
                 .holderUrl(holderUrl(connectionKeys, system, env))
                 .leakCheckSample(sampleRate(connectionKeys, system, env))
+                .holderSessions(holderSessions(connectionKeys, system, env))
                 .build();
+    }
+
+    /** 1 to Settings.MAX_HOLDER_SESSIONS. */
+    private static int holderSessions(Map<String, String> connectionKeys, Properties system, Function<String, String> env) {
+        String[] found = lookup(Setting.HOLDER_SESSIONS, connectionKeys, system, env);
+        if (found == null) {
+            return Integer.parseInt(Setting.HOLDER_SESSIONS.defaultValue());
+        }
+        try {
+            int n = Integer.parseInt(found[0].trim());
+            if (n >= 1 && n <= Settings.MAX_HOLDER_SESSIONS) {
+                return n;
+            }
+        } catch (NumberFormatException bad) {
+            // said below
+        }
+        throw new IllegalArgumentException("Bad value '" + found[0] + "' for " + Setting.HOLDER_SESSIONS.key() + " (from "
+                + found[1] + "); allowed: a whole number from 1 to " + Settings.MAX_HOLDER_SESSIONS
+                + " (server connections of each process's lock holder)");
     }
 
     /** "0.01", "1%", "0" (off), "1" (every transaction end). */

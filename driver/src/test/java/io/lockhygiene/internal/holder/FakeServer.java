@@ -68,6 +68,39 @@ final class FakeServer {
     }
 
     /** Sessions holding {@code key} in any mode. */
+    /** The sessions that hold anything now (a holder's link holds its seal from its opening on). */
+    java.util.Set<Integer> holdingSessions() {
+        lock.lock();
+        try {
+            java.util.Set<Integer> pidsHolding = new java.util.HashSet<>();
+            for (Map<Integer, int[]> byPid : locks.values()) {
+                for (Map.Entry<Integer, int[]> e : byPid.entrySet()) {
+                    if (e.getValue()[0] > 0 || e.getValue()[1] > 0) {
+                        pidsHolding.add(e.getKey());
+                    }
+                }
+            }
+            return pidsHolding;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The session holding {@code key}, or -1. */
+    int holderOf(String key) {
+        lock.lock();
+        try {
+            for (Map.Entry<Integer, int[]> e : locks.getOrDefault(key, new HashMap<>()).entrySet()) {
+                if (e.getValue()[0] > 0 || e.getValue()[1] > 0) {
+                    return e.getKey();
+                }
+            }
+            return -1;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     int holders(String key) {
         lock.lock();
         try {

@@ -308,4 +308,40 @@ class LockTableTest {
         assertEquals(2, pair.objsubid());
         assertEquals("-2, 3", pair.sqlArguments());
     }
+
+    @Test
+    void eachMainSessionTakesOnlyItsOwnSurplusAndTheOthersStaysDue() {
+        Backend second = new Backend("second main", 33);
+        AdvisoryKey k2 = AdvisoryKey.bigint(8);
+        take(a, k, false, null, 0, main);
+        take(b, k2, false, null, 0, second);
+        table.unlock(a, k, false);
+        table.unlock(b, k2, false);
+        java.util.function.Predicate<LockTable.Backend> mainOnly = x -> x == main;
+        java.util.function.Predicate<LockTable.Backend> secondOnly = x -> x == second;
+        assertTrue(table.surplusDue(mainOnly));
+        List<ServerLock> mine = table.surplus(mainOnly);
+        assertEquals(1, mine.size());
+        assertSame(main, mine.get(0).on);
+        assertFalse(table.surplusDue(mainOnly), "the main session's own is gone");
+        assertTrue(table.surplusDue(secondOnly), "the other session's stays due for its own turn");
+        List<ServerLock> theirs = table.surplus(secondOnly);
+        assertEquals(1, theirs.size());
+        assertSame(second, theirs.get(0).on);
+        assertTrue(table.serverHoldsNothing());
+    }
+
+    @Test
+    void keysSpreadEvenlyAndAlwaysToTheSamePlace() {
+        int[] counts = new int[4];
+        for (long v = 1000; v < 2000; v++) {
+            int at = AdvisoryKey.bigint(v).spread(4);
+            assertEquals(at, AdvisoryKey.bigint(v).spread(4), "stable");
+            counts[at]++;
+        }
+        for (int i = 0; i < 4; i++) {
+            assertTrue(counts[i] > 200 && counts[i] < 300, "consecutive keys spread: " + java.util.Arrays.toString(counts));
+        }
+        assertEquals(0, AdvisoryKey.pair(1, 2).spread(1));
+    }
 }

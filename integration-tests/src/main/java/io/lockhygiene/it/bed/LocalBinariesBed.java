@@ -38,6 +38,7 @@ final class LocalBinariesBed implements RunningBed {
     private String secondUrl;
     private boolean secondStarted;
     private String preparedUrl;
+    private String workerUrl;
     private String preparedVersion;
 
     private LocalBinariesBed(Processes processes, Path dir, Path pgBin) {
@@ -144,12 +145,18 @@ final class LocalBinariesBed implements RunningBed {
 
     /** Starts one PgBouncer named {@code name} in {@code poolMode} before the server; returns its URL, credentials aside. */
     private String startPgBouncer(Path binary, String name, String poolMode, int pgPort, int maxPreparedStatements) {
+        return startPgBouncer(binary, name, poolMode, pgPort, maxPreparedStatements, "transaction".equals(poolMode)
+                ? PgBouncerConfig.TRANSACTION_POOL_SIZE : PgBouncerConfig.SESSION_POOL_SIZE, true);
+    }
+
+    private String startPgBouncer(Path binary, String name, String poolMode, int pgPort, int maxPreparedStatements,
+                                  int poolSize, boolean checkEveryReuse) {
         int port = Processes.freeLoopbackPort();
         Path ini = dir.resolve("pgbouncer-" + name + ".ini");
         Path pid = dir.resolve("pgbouncer-" + name + ".pid");
         BedFiles.write(ini, PgBouncerConfig.ini(poolMode, "127.0.0.1", port, "127.0.0.1", pgPort, DATABASE, USER,
                 dir.resolve("userlist.txt").toString(), pid.toString(), dir.resolve("pgbouncer-" + name + ".log").toString(),
-                maxPreparedStatements));
+                maxPreparedStatements, poolSize, checkEveryReuse));
         BedFiles.handToServerUser(dir, processes);
         bouncerPidFiles.add(pid);
         bouncers.put(name, processes.startServer(List.of(binary.toString(), ini.toString()), dir,
@@ -252,6 +259,21 @@ final class LocalBinariesBed implements RunningBed {
         preparedVersion = version;
         preparedUrl = url;
         return url;
+    }
+
+    /**
+     * A fourth PgBouncer for the worker-pool benchmark (issue 36): transaction mode, four servers, and
+     * PgBouncer's default server checks (the bed's other poolers check every server they hand out, which
+     * doubles what an autocommit statement costs); started on first use. Returns its URL.
+     */
+    @Override
+    public synchronized String workerPoolUrl() {
+        if (workerUrl == null) {
+            int pgPort = Integer.parseInt(endpoints.url(Route.DIRECT).replaceFirst(".*:(\\d+)/.*", "$1"));
+            workerUrl = startPgBouncer(pgbouncerBinary, "workers", "transaction", pgPort, 0,
+                    PgBouncerConfig.WORKER_POOL_SIZE, false) + "?prepareThreshold=0";
+        }
+        return workerUrl;
     }
 
     @Override

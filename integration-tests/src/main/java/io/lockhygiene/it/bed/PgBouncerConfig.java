@@ -14,6 +14,8 @@ final class PgBouncerConfig {
     /** The session-mode database entry for lock holders: one server per process (and per waiting call). */
     static final String HOLDER_ENTRY = "lockhygiene_holder";
     static final int HOLDER_POOL_SIZE = 60;
+    /** The worker-pool benchmark's PgBouncer: transaction mode, four servers, PgBouncer's own server checks. */
+    static final int WORKER_POOL_SIZE = 4;
     static final int QUERY_WAIT_TIMEOUT_SECONDS = 20;
 
     private PgBouncerConfig() {
@@ -31,7 +33,19 @@ final class PgBouncerConfig {
     static String ini(String poolMode, String listenAddr, int listenPort, String pgHost, int pgPort,
                       String database, String user, String authFile, String pidFile, String logFile,
                       int maxPreparedStatements) {
-        int poolSize = "transaction".equals(poolMode) ? TRANSACTION_POOL_SIZE : SESSION_POOL_SIZE;
+        return ini(poolMode, listenAddr, listenPort, pgHost, pgPort, database, user, authFile, pidFile, logFile,
+                maxPreparedStatements, "transaction".equals(poolMode) ? TRANSACTION_POOL_SIZE : SESSION_POOL_SIZE, true);
+    }
+
+    /**
+     * @param checkEveryReuse the test bed's {@code server_check_delay = 0}: a server handed to another client is
+     *                        checked with a round trip first (a restarted PostgreSQL is noticed at once); false:
+     *                        PgBouncer's default (30 s), as production runs it, where an autocommit statement costs
+     *                        one round trip, not two
+     */
+    static String ini(String poolMode, String listenAddr, int listenPort, String pgHost, int pgPort,
+                      String database, String user, String authFile, String pidFile, String logFile,
+                      int maxPreparedStatements, int poolSize, boolean checkEveryReuse) {
         StringBuilder ini = new StringBuilder();
         ini.append("[databases]\n");
         ini.append(database).append(" = host=").append(pgHost).append(" port=").append(pgPort)
@@ -59,7 +73,9 @@ final class PgBouncerConfig {
         ini.append("ignore_startup_parameters = extra_float_digits,options\n");
         // The default: session mode resets with DISCARD ALL, which includes pg_advisory_unlock_all().
         ini.append("server_reset_query = DISCARD ALL\n");
-        ini.append("server_check_delay = 0\n");
+        if (checkEveryReuse) {
+            ini.append("server_check_delay = 0\n");
+        }
         // a server's application_name tells the client's host and port: a backend reached through PgBouncer is told
         // apart from one connected directly (the holder tests)
         ini.append("application_name_add_host = 1\n");

@@ -17,6 +17,12 @@ interface RunningBed extends AutoCloseable {
         return "unknown";
     }
 
+    /** The worker-pool benchmark's PgBouncer (four servers, PgBouncer's default server checks), started on first use. */
+    default String workerPoolUrl() {
+        throw new BedException("this test bed (" + endpoints().source() + ") has no worker-pool PgBouncer: the"
+                + " benchmark needs the local-binaries bed");
+    }
+
     @Override
     void close();
 }

@@ -21,10 +21,20 @@ public final class TcpProxy implements AutoCloseable {
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile boolean blackholed;
     private volatile boolean closed;
+    private final long delayNanos;
     private final java.util.concurrent.atomic.AtomicLong roundTrips = new java.util.concurrent.atomic.AtomicLong();
 
     public TcpProxy(int targetPort) throws IOException {
+        this(targetPort, 0);
+    }
+
+    /**
+     * @param delayMicros each chunk of bytes waits this long before it is passed on, both ways: a network
+     *                    between client and server (a round trip costs twice this more) for the benchmarks
+     */
+    public TcpProxy(int targetPort, long delayMicros) throws IOException {
         this.targetPort = targetPort;
+        this.delayNanos = delayMicros * 1000;
         this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread accept = new Thread(this::acceptLoop, "tcp-proxy-accept");
         accept.setDaemon(true);
@@ -49,6 +59,8 @@ public final class TcpProxy implements AutoCloseable {
             try {
                 Socket client = server.accept();
                 Socket upstream = new Socket(InetAddress.getLoopbackAddress(), targetPort);
+                client.setTcpNoDelay(true);
+                upstream.setTcpNoDelay(true);
                 sockets.add(client);
                 sockets.add(upstream);
                 pump(client, upstream, new FrontendCounter());
@@ -72,6 +84,9 @@ public final class TcpProxy implements AutoCloseable {
                     }
                     if (counter != null) {
                         counter.feed(buf, n);
+                    }
+                    if (delayNanos > 0) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(delayNanos);
                     }
                     out.write(buf, 0, n);
                     out.flush();

@@ -119,13 +119,20 @@ public final class TestBed implements AutoCloseable {
         return DriverManager.getConnection(lockHygieneUrl(route, params), credentials());
     }
 
-    /** A direct connection for looking at the server from outside (pg_locks, pg_terminate_backend). */
     /**
      * The transaction-mode PgBouncer's session-mode database entry for lock holders
      * ({@code lockhygiene.holderUrl}), a pgjdbc URL.
      */
     public String sessionHolderUrl() {
         return url(Route.TRANSACTION_POOL).replace("/" + LocalBinariesBed.DATABASE + "?", "/" + PgBouncerConfig.HOLDER_ENTRY + "?");
+    }
+
+    /**
+     * A transaction-mode PgBouncer of four servers with PgBouncer's default server checks (the worker-pool
+     * benchmark's), started on first use: a pgjdbc URL.
+     */
+    public String workerPoolUrl() {
+        return running.workerPoolUrl();
     }
 
     /** A second PostgreSQL cluster (local-binaries bed only), started on first use; its direct URL. */

@@ -119,22 +119,31 @@ class AdvisoryRegressionFileTest {
         }
     }
 
-    /** Each style of running the file, through the system's PgBouncer and through one of 1.21 or later. */
+    /**
+     * Each style of running the file, through the system's PgBouncer and through one of 1.21 or later, with
+     * the holder's one main session (the default); and through the system's with its keys spread over three.
+     */
     static Stream<Arguments> stylesAndPoolers() {
-        return Stream.of(Route.TRANSACTION_POOL, Route.PREPARED_TRANSACTION_POOL)
-                .flatMap(route -> Stream.of(Style.values()).map(style -> Arguments.of(style, route)));
+        return Stream.concat(Stream.of(Route.TRANSACTION_POOL, Route.PREPARED_TRANSACTION_POOL)
+                .flatMap(route -> Stream.of(Style.values()).map(style -> Arguments.of(style, route, 1))),
+                Stream.of(Style.values()).map(style -> Arguments.of(style, Route.TRANSACTION_POOL, 3)));
     }
 
-    @ParameterizedTest(name = "{0} through {1}")
+    @ParameterizedTest(name = "{0} through {1}, {2} holder session(s)")
     @MethodSource("stylesAndPoolers")
-    void emulateThroughTheTransactionPoolerAnswersAsPostgreSqlDoes(Style style, Route pooler) throws Exception {
+    void emulateThroughTheTransactionPoolerAnswersAsPostgreSqlDoes(Style style, Route pooler, int holderSessions)
+            throws Exception {
         List<String> reference;
         try (Connection direct = bed.connect(Route.DIRECT)) {
             reference = run(direct, style);
         }
         List<String> ours;
-        try (Connection c = bed.connectLockHygiene(pooler, "lockhygiene.mode=emulate")) {
+        io.lockhygiene.internal.holder.Holders.resetForTests(); // a holder made with this run's holderSessions
+        try (Connection c = bed.connectLockHygiene(pooler, "lockhygiene.mode=emulate",
+                "lockhygiene.holderSessions=" + holderSessions)) {
             ours = run(c, style);
+        } finally {
+            io.lockhygiene.internal.holder.Holders.resetForTests();
         }
         for (int i = 0; i < reference.size(); i++) {
             assertEquals(reference.get(i), ours.get(i), "statement " + (i + 1) + " of advisory_lock.sql (" + style + ")");

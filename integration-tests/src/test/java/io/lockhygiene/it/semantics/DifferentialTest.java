@@ -63,6 +63,11 @@ class DifferentialTest {
         return Route.TRANSACTION_POOL;
     }
 
+    /** emulate's lockhygiene.holderSessions (a subclass spreads the keys over several). */
+    int holderSessions() {
+        return 1;
+    }
+
     static Stream<Long> seeds() {
         String one = System.getProperty("diff.seed");
         if (one != null) {
@@ -106,7 +111,7 @@ class DifferentialTest {
         List<String> reference = (List<String>) g.get("reference");
         boolean sampleEveryEnd = (seed & 1) == 1; // odd seeds: every transaction end sampled for the leak check
         List<Step> program = (List<Step>) g.get("program");
-        List<String> ours = new ProgramRunner(bed, sampleEveryEnd, pooler()).run(null, (Integer) g.get("connections"), program, Client.EMULATE,
+        List<String> ours = new ProgramRunner(bed, sampleEveryEnd, pooler(), holderSessions()).run(null, (Integer) g.get("connections"), program, Client.EMULATE,
                 (List<Key>) g.get("keys"), null);
         long ends = program.stream().filter(st -> "sessions-end".equals(st.kind())).count();
         if (ends > 0) {

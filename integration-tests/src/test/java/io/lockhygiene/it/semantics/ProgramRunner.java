@@ -43,19 +43,28 @@ final class ProgramRunner {
     /** The transaction pooler emulate and the control go through. */
     private final Route pooler;
 
+    /** emulate's lockhygiene.holderSessions. */
+    private final int holderSessions;
+
     ProgramRunner(TestBed bed, boolean sampleEveryEnd, Route pooler) {
+        this(bed, sampleEveryEnd, pooler, 1);
+    }
+
+    ProgramRunner(TestBed bed, boolean sampleEveryEnd, Route pooler, int holderSessions) {
         this.bed = bed;
         this.sampleEveryEnd = sampleEveryEnd;
         this.pooler = pooler;
+        this.holderSessions = holderSessions;
     }
 
 
     private Connection open(Client client) throws SQLException {
         switch (client) {
             case EMULATE:
+                String sessions = "lockhygiene.holderSessions=" + holderSessions;
                 return sampleEveryEnd
-                        ? bed.connectLockHygiene(pooler, "lockhygiene.mode=emulate", "lockhygiene.leakCheckSample=1")
-                        : bed.connectLockHygiene(pooler, "lockhygiene.mode=emulate");
+                        ? bed.connectLockHygiene(pooler, "lockhygiene.mode=emulate", sessions, "lockhygiene.leakCheckSample=1")
+                        : bed.connectLockHygiene(pooler, "lockhygiene.mode=emulate", sessions);
             case POOLED_PLAIN:
                 return bed.connect(pooler);
             default:
