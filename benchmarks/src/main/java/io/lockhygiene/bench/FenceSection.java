@@ -121,12 +121,12 @@ final class FenceSection {
         int seal = 1; // a key nobody holds here stands for a live holder's seal (the try fails only if held: same work)
         try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement();
              Connection h = bed.connect(Route.DIRECT); Statement hs = h.createStatement()) {
-            hs.execute("SELECT pg_advisory_lock(" + io.lockhygiene.internal.holder.Seals.CLASSID + ", " + seal + ")");
+            hs.execute("SELECT pg_advisory_lock(" + io.lockhygiene.internal.sql.Seals.CLASSID + ", " + seal + ")");
             c.setAutoCommit(false);
             for (int i = 0; i < rounds; i++) {
                 s.execute("SELECT 1"); // the transaction's work
                 // the fence's own statement, with the server's clock read just before its check
-                s.execute(io.lockhygiene.internal.holder.Seals.fence(new int[] {seal}).replace("SELECT CASE",
+                s.execute(io.lockhygiene.internal.sql.Seals.fence(new int[] {seal}).replace("SELECT CASE",
                         "SELECT (extract(epoch from clock_timestamp()) * 1e6)::bigint, CASE")
                         + "; COMMIT; SELECT (extract(epoch from clock_timestamp()) * 1e6)::bigint");
                 long before;

@@ -215,7 +215,7 @@ public final class Emulation {
     /** The fence statement for {@code seals}, made once while they stay the same (a holder session's life). */
     public String fence(int[] seals) {
         if (!java.util.Arrays.equals(seals, lastSeals)) {
-            lastFence = io.lockhygiene.internal.holder.Seals.fence(seals);
+            lastFence = io.lockhygiene.internal.sql.Seals.fence(seals);
             lastSeals = seals;
         }
         return lastFence;

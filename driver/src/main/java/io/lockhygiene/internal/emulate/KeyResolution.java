@@ -9,7 +9,6 @@ import java.util.List;
 
 import io.lockhygiene.internal.locktable.KeyValue;
 import io.lockhygiene.internal.guard.Binds;
-import io.lockhygiene.internal.holder.KeyCache;
 import io.lockhygiene.internal.shape.KeyArg;
 import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.shape.Node;

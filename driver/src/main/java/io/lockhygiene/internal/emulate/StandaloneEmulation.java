@@ -5,7 +5,7 @@ import java.util.List;
 
 import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.holder.Limits;
-import io.lockhygiene.internal.holder.Seals;
+import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.locktable.AdvisoryKey;

@@ -11,7 +11,7 @@ import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.emulate.Validation;
-import io.lockhygiene.internal.holder.Seals;
+import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.leak.CallSite;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.leak.RecentCalls;

@@ -8,7 +8,7 @@ import java.util.List;
 
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.internal.emulate.Emulation;
-import io.lockhygiene.internal.holder.Seals;
+import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.leak.PgLocks;

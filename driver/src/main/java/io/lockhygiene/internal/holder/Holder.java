@@ -1,5 +1,7 @@
 package io.lockhygiene.internal.holder;
 
+import io.lockhygiene.internal.emulate.KeyCache;
+import io.lockhygiene.internal.locktable.ThreadOwners;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,8 +36,7 @@ public final class Holder implements TransactionHolds {
     private final HolderEndpoint endpoint;
     private final LockTable table = new LockTable();
     private final HolderLife life;
-    /** Its main sessions: keys are spread over them (one on the application's route, which it pins). */
-    private final MainSession[] mains;
+    private final MainSessions mains;
     /** Dedicated endpoints only. */
     private final ServerQueue waits;
     private final KeyCache keys = new KeyCache();
@@ -51,16 +52,8 @@ public final class Holder implements TransactionHolds {
         }
         this.life = new HolderLife(endpoint, table, links);
         this.waits = endpoint.dedicated() ? new ServerQueue(endpoint, table, links, life) : null;
-        this.mains = new MainSession[n];
-        for (int i = 0; i < n; i++) {
-            mains[i] = new MainSession(links[i], table, life, waits, stats);
-        }
-        life.attach(mains, waits, this::reapGoneThreads);
-    }
-
-    /** The main session {@code key} lives on: always the same one, so its modes are never split. */
-    private MainSession mainFor(AdvisoryKey key) {
-        return mains.length == 1 ? mains[0] : mains[key.spread(mains.length)];
+        this.mains = new MainSessions(links, table, life, waits, stats);
+        life.reapWith(this::reapGoneThreads);
     }
 
     public HolderEndpoint endpoint() {
@@ -132,7 +125,7 @@ public final class Holder implements TransactionHolds {
                 Take.Result took = a.queueCheckOnly ? waits.queueCheck(owner, key, tx, level)
                         : a.home instanceof WaitingSession
                         ? waits.takeOn((WaitingSession) a.home, owner, key, shared, tx, level, queued)
-                        : mainFor(key).take(new Take(owner, key, shared, tryLock, tx, level, queued, false));
+                        : mains.forKey(key).take(new Take(owner, key, shared, tryLock, tx, level, queued, false));
                 if (took == Take.Result.DECIDE_AGAIN) {
                     settleQuietly(owner); // a server lock taken and not granted is surplus now
                     continue;
@@ -210,7 +203,7 @@ public final class Holder implements TransactionHolds {
                         table.unlock(owner, key, shared);
                     }
                 } else {
-                    free = mainFor(key).take(new Take(owner, key, shared, true, null, 0, false, true));
+                    free = mains.forKey(key).take(new Take(owner, key, shared, true, null, 0, false, true));
                 }
                 if (free != Take.Result.DECIDE_AGAIN) {
                     return free == Take.Result.GRANTED;
@@ -290,13 +283,7 @@ public final class Holder implements TransactionHolds {
                     : "ExclusiveLock", 0, h.count));
         }
         try {
-            for (MainSession main : mains) {
-                // a release another thread has in flight is done when this returns: due here, or on the wire
-                // (surplus is taken under the turn, so "not due" then "not busy" means none of its is in flight)
-                if (main.isOpen() && (main.settleDue() || main.busy())) {
-                    main.settle(owner);
-                }
-            }
+            mains.settleInFlight(owner); // a release another thread has on the wire is done when this returns
         } catch (SQLException | RuntimeException e) {
             Log.debug("LockHygiene: the lock holder for {} lost its server while letting locks go: {}", endpoint,
                     e.toString());
@@ -306,11 +293,7 @@ public final class Holder implements TransactionHolds {
 
     /** After releases: server locks nobody needs go, in one round trip, only when there is work. */
     private void settle(LockOwner caller) throws SQLException {
-        for (MainSession main : mains) {
-            if (main.settleDue()) {
-                main.settle(caller);
-            }
-        }
+        mains.settle(caller);
     }
 
     private void settleQuietly(LockOwner caller) {

@@ -46,9 +46,13 @@ final class HolderLife {
         this.mains = mains;
     }
 
-    void attach(MainSession[] mainSessions, ServerQueue serverWaits, Runnable reap) {
+    void attach(MainSession[] mainSessions, ServerQueue serverWaits) {
         this.batches = mainSessions;
         this.waits = serverWaits;
+    }
+
+    /** The watchdog's full round also reaps the locks of pooled threads that ended (the holder's work). */
+    void reapWith(Runnable reap) {
         this.reapGoneThreads = reap;
     }
 

@@ -1,5 +1,6 @@
 package io.lockhygiene.internal.holder;
 
+import io.lockhygiene.internal.sql.Seals;
 import java.sql.SQLException;
 
 /**

@@ -148,7 +148,7 @@ abstract class ChainedResult implements Statement {
     /** The current result is a commit fence's row (see Seals.fence): ours, never shown; it is the last one. */
     private static boolean isFence(Statement s) throws SQLException {
         ResultSet rs = s.getResultSet();
-        if (rs == null || !io.lockhygiene.internal.holder.Seals.FENCE_COLUMN.equals(rs.getMetaData().getColumnLabel(1))) {
+        if (rs == null || !io.lockhygiene.internal.sql.Seals.FENCE_COLUMN.equals(rs.getMetaData().getColumnLabel(1))) {
             return false;
         }
         s.getMoreResults(); // past it: nothing follows a fence

@@ -7,7 +7,6 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 import io.lockhygiene.internal.guard.Binds;
-import io.lockhygiene.internal.holder.KeyCache;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.locktable.KeyValue;
 import io.lockhygiene.internal.shape.LockShape;

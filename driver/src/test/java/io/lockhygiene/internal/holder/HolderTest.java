@@ -30,11 +30,7 @@ class HolderTest {
     private final List<Holder> made = new ArrayList<>();
 
     private Holder holder(HolderEndpoint.Kind kind) {
-        return holder(kind, 1);
-    }
-
-    private Holder holder(HolderEndpoint.Kind kind, int mainSessions) {
-        Holder h = new Holder(HolderEndpoint.ofLinks(kind, "fake", new Object(), server::open).withMainSessions(mainSessions));
+        Holder h = new Holder(HolderEndpoint.ofLinks(kind, "fake", new Object(), server::open));
         made.add(h);
         return h;
     }
@@ -285,71 +281,6 @@ class HolderTest {
         assertTrue(b.takeLost());
         assertFalse(a.takeLost(), "once");
         assertTrue(h.acquire(owner("d"), K, false, true, null, 0, Limits.none()), "the lock is gone: others may take it");
-    }
-
-    @Test
-    void keysSpreadOverTheMainSessionsEachKeyOnOneAndReleasedThere() throws Exception {
-        Holder h = holder(HolderEndpoint.Kind.DIRECT, 3);
-        int threads = 12;
-        CyclicBarrier start = new CyclicBarrier(threads);
-        AtomicInteger granted = new AtomicInteger();
-        List<LockOwner> owners = new ArrayList<>();
-        List<Thread> all = new ArrayList<>();
-        for (int i = 0; i < threads; i++) {
-            AdvisoryKey key = AdvisoryKey.bigint(2000 + i);
-            LockOwner o = owner("s" + i);
-            owners.add(o);
-            Thread t = new Thread(() -> {
-                try {
-                    start.await();
-                    if (h.acquire(o, key, false, false, null, 0, Limits.none())) {
-                        granted.incrementAndGet();
-                    }
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                }
-            });
-            all.add(t);
-            t.start();
-        }
-        for (Thread t : all) {
-            t.join(10_000);
-        }
-        assertEquals(threads, granted.get(), "every thread ran and got its own key");
-        java.util.Set<Integer> sessions = new java.util.HashSet<>();
-        for (int i = 0; i < threads; i++) {
-            assertEquals(1, server.holders(String.valueOf(2000 + i)), "one session holds each key");
-            sessions.add(server.holderOf(String.valueOf(2000 + i)));
-        }
-        assertEquals(3, sessions.size(), "twelve keys on all three sessions: " + sessions);
-        assertEquals(3, server.holdingSessions().size(), "no more sessions than asked for");
-        int[] seals = h.sealsOf(owners.get(0));
-        assertEquals(1, seals.length, "an owner's commit checks the session its key lives on");
-        assertFalse(h.acquire(owner("x"), AdvisoryKey.bigint(2000), false, true, null, 0, Limits.none()),
-                "decided in the one table, whichever session holds the key");
-        for (int i = 0; i < threads; i++) {
-            assertTrue(h.unlock(owners.get(i), AdvisoryKey.bigint(2000 + i), false));
-            assertEquals(0, server.holders(String.valueOf(2000 + i)), "released on its own session before unlock returns");
-        }
-    }
-
-    @Test
-    void aLostMainSessionIsTheLossOfTheWholeHolder() throws Exception {
-        Holder h = holder(HolderEndpoint.Kind.DIRECT, 3);
-        List<LockOwner> owners = new ArrayList<>();
-        for (int i = 0; i < 6; i++) {
-            LockOwner o = owner("l" + i);
-            owners.add(o);
-            assertTrue(h.acquire(o, AdvisoryKey.bigint(3000 + i), false, true, null, 0, Limits.none()));
-        }
-        assertTrue(server.holdingSessions().size() >= 2, "the keys live on several sessions");
-        server.failNext = true; // the next statement, on whichever session, meets a broken connection
-        assertThrows(SQLException.class, () -> h.acquire(owner("m"), AdvisoryKey.bigint(3100), false, true, null, 0,
-                Limits.none()));
-        for (LockOwner o : owners) {
-            assertTrue(o.takeLost(), o + " is told, whichever session held its key");
-        }
-        assertEquals(java.util.Set.of(), server.holdingSessions(), "every session of the holder ended");
     }
 
     private static void awaitWaits(int n) throws InterruptedException {

@@ -36,7 +36,7 @@ public final class BedAdmin {
         // lock holders' seals (their own two-int lock per session) are no application's locks
         String sql = "SELECT pid, classid::bigint, objid::bigint, objsubid, mode FROM pg_locks"
                 + " WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()"
-                + " AND NOT (objsubid = 2 AND classid::bigint = " + io.lockhygiene.internal.holder.Seals.CLASSID + ")";
+                + " AND NOT (objsubid = 2 AND classid::bigint = " + io.lockhygiene.internal.sql.Seals.CLASSID + ")";
         List<HeldLock> locks = new ArrayList<>();
         try (Connection c = bed.connect(Route.DIRECT);
              Statement s = c.createStatement();

@@ -125,7 +125,7 @@ final class LocalBinariesBed implements RunningBed {
         } catch (SQLException e) {
             throw new BedException("Could not create the test database: " + e.getMessage(), e);
         }
-        String pgVersion = serverVersion(directUrl, props);
+        String pgVersion = Sql.serverVersion(directUrl, props);
         credentials = props;
 
         BedFiles.write(dir.resolve("userlist.txt"), PgBouncerConfig.authFile(USER, password));
@@ -133,7 +133,8 @@ final class LocalBinariesBed implements RunningBed {
         urls.put(Route.DIRECT, directUrl);
         for (String mode : List.of("transaction", "session")) {
             // Through PgBouncer 1.18 (before 1.21) named server-side statements break: see the brief.
-            String url = startPgBouncer(pgbouncer, mode, mode, pgPort, 0) + "?prepareThreshold=0";
+            String url = startPgBouncer(pgbouncer, mode, mode, pgPort, 0, PgBouncerConfig.poolSize(mode), true)
+                    + "?prepareThreshold=0";
             urls.put("transaction".equals(mode) ? Route.TRANSACTION_POOL : Route.SESSION_POOL, url);
         }
         String bouncerVersion = Processes.run(List.of(pgbouncer.toString(), "--version"), null, 10)
@@ -144,11 +145,6 @@ final class LocalBinariesBed implements RunningBed {
     }
 
     /** Starts one PgBouncer named {@code name} in {@code poolMode} before the server; returns its URL, credentials aside. */
-    private String startPgBouncer(Path binary, String name, String poolMode, int pgPort, int maxPreparedStatements) {
-        return startPgBouncer(binary, name, poolMode, pgPort, maxPreparedStatements, "transaction".equals(poolMode)
-                ? PgBouncerConfig.TRANSACTION_POOL_SIZE : PgBouncerConfig.SESSION_POOL_SIZE, true);
-    }
-
     private String startPgBouncer(Path binary, String name, String poolMode, int pgPort, int maxPreparedStatements,
                                   int poolSize, boolean checkEveryReuse) {
         int port = Processes.freeLoopbackPort();
@@ -254,18 +250,15 @@ final class LocalBinariesBed implements RunningBed {
         }
         int pgPort = Integer.parseInt(endpoints.url(Route.DIRECT).replaceFirst(".*:(\\d+)/.*", "$1"));
         // pgjdbc's default prepareThreshold: named server-side statements, as current PgBouncer supports
-        String url = startPgBouncer(binary, "prepared", "transaction", pgPort, PgBouncerConfig.MAX_PREPARED_STATEMENTS);
+        String url = startPgBouncer(binary, "prepared", "transaction", pgPort, PgBouncerConfig.MAX_PREPARED_STATEMENTS,
+                PgBouncerConfig.TRANSACTION_POOL_SIZE, true);
         System.out.printf("[lockhygiene test bed] %s: %s (%s)%n", Route.PREPARED_TRANSACTION_POOL.label(), url, version);
         preparedVersion = version;
         preparedUrl = url;
         return url;
     }
 
-    /**
-     * A fourth PgBouncer for the worker-pool benchmark (issue 36): transaction mode, four servers, and
-     * PgBouncer's default server checks (the bed's other poolers check every server they hand out, which
-     * doubles what an autocommit statement costs); started on first use. Returns its URL.
-     */
+    /** The worker-pool benchmark's PgBouncer (see {@link RunningBed#workerPoolUrl}), started on first use. */
     @Override
     public synchronized String workerPoolUrl() {
         if (workerUrl == null) {
@@ -327,17 +320,6 @@ final class LocalBinariesBed implements RunningBed {
         }
         if (failure != null) {
             throw failure;
-        }
-    }
-
-    private static String serverVersion(String url, Properties props) {
-        try (Connection c = DriverManager.getConnection(url, props);
-             Statement s = c.createStatement();
-             var rs = s.executeQuery("SHOW server_version")) {
-            rs.next();
-            return rs.getString(1);
-        } catch (SQLException e) {
-            throw new BedException("PostgreSQL started but does not answer: " + e.getMessage(), e);
         }
     }
 

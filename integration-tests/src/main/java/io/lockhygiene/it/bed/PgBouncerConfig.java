@@ -34,7 +34,12 @@ final class PgBouncerConfig {
                       String database, String user, String authFile, String pidFile, String logFile,
                       int maxPreparedStatements) {
         return ini(poolMode, listenAddr, listenPort, pgHost, pgPort, database, user, authFile, pidFile, logFile,
-                maxPreparedStatements, "transaction".equals(poolMode) ? TRANSACTION_POOL_SIZE : SESSION_POOL_SIZE, true);
+                maxPreparedStatements, poolSize(poolMode), true);
+    }
+
+    /** The bed's pool size for a pool mode. */
+    static int poolSize(String poolMode) {
+        return "transaction".equals(poolMode) ? TRANSACTION_POOL_SIZE : SESSION_POOL_SIZE;
     }
 
     /**

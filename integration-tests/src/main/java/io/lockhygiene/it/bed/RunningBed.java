@@ -17,7 +17,11 @@ interface RunningBed extends AutoCloseable {
         return "unknown";
     }
 
-    /** The worker-pool benchmark's PgBouncer (four servers, PgBouncer's default server checks), started on first use. */
+    /**
+     * The worker-pool benchmark's PgBouncer (issue 36): transaction mode, four servers, PgBouncer's default
+     * server checks (the bed's other poolers check every server they hand out, which doubles what an
+     * autocommit statement costs); started on first use where the bed starts its own servers.
+     */
     default String workerPoolUrl() {
         throw new BedException("this test bed (" + endpoints().source() + ") has no worker-pool PgBouncer: the"
                 + " benchmark needs the local-binaries bed");

@@ -90,7 +90,7 @@ class R2dbcMigrateTest {
         }
         try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement()) {
             s.execute("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2"
-                    + " AND classid <> " + io.lockhygiene.internal.holder.Seals.CLASSID + " AND pid <> pg_backend_pid()");
+                    + " AND classid <> " + io.lockhygiene.internal.sql.Seals.CLASSID + " AND pid <> pg_backend_pid()");
         }
         return new Outcome((int) succeeded, errors, rows, recorded, left);
     }

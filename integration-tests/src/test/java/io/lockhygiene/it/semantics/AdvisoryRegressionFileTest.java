@@ -50,7 +50,7 @@ class AdvisoryRegressionFileTest {
         file = file.replace("SELECT oid AS datoid FROM pg_database WHERE datname = current_database() \\gset\n", "")
                 .replace(":datoid", "(SELECT oid FROM pg_database WHERE datname = current_database())")
                 .replace("FROM pg_locks WHERE locktype = 'advisory'", "FROM pg_locks WHERE locktype = 'advisory'"
-                        + " AND NOT (objsubid = 2 AND classid = " + io.lockhygiene.internal.holder.Seals.CLASSID + ")");
+                        + " AND NOT (objsubid = 2 AND classid = " + io.lockhygiene.internal.sql.Seals.CLASSID + ")");
         List<String> statements = new ArrayList<>();
         int from = 0;
         for (int semicolon : SqlScanner.scan(file).semicolons()) {

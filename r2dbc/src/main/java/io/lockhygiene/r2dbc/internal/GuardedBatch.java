@@ -39,10 +39,10 @@ final class GuardedBatch implements Batch {
     @Override
     public Publisher<? extends Result> execute() {
         if (flagged.isEmpty()) {
-            return guard.afterPendingMany(guard.beginNow().thenMany(delegate.execute()));
+            return guard.gate.afterMany(guard.begin.now().thenMany(delegate.execute()));
         }
         Throwable callSite = io.lockhygiene.internal.leak.CallSite.capture("session-level advisory lock call sent here");
-        return guard.afterPendingMany(guard.situation().flatMapMany(where -> {
+        return guard.gate.afterMany(guard.situation().flatMapMany(where -> {
             boolean wrap = false;
             for (String sql : flagged) {
                 TextAnalysis a = TextAnalysis.of(sql);
@@ -62,7 +62,7 @@ final class GuardedBatch implements Batch {
                 wrap |= p.wrapped();
             }
             // autocommit under transaction pooling: a transaction of ours, whose COMMIT carries the check
-            return wrap ? guard.ends.wrapped(delegate::execute) : guard.beginNow().thenMany(delegate.execute());
+            return wrap ? guard.ends.wrapped(delegate::execute) : guard.begin.now().thenMany(delegate.execute());
         }));
     }
 }

@@ -40,32 +40,32 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
 
     @Override
     public Publisher<Void> commitTransaction() {
-        return guard.afterPending(guard.ends.commit());
+        return guard.gate.after(guard.ends.commit());
     }
 
     @Override
     public Publisher<Void> rollbackTransaction() {
-        return guard.afterPending(guard.ends.rollback());
+        return guard.gate.after(guard.ends.rollback());
     }
 
     @Override
     public Publisher<Void> close() {
-        return guard.afterPending(guard.ends.close());
+        return guard.gate.after(guard.ends.close());
     }
 
     @Override
     public Publisher<Void> createSavepoint(String name) {
-        return guard.afterPending(followed(proxy.createSavepoint(name), TransactionControl.Kind.SAVEPOINT, name));
+        return guard.gate.after(followed(proxy.createSavepoint(name), TransactionControl.Kind.SAVEPOINT, name));
     }
 
     @Override
     public Publisher<Void> releaseSavepoint(String name) {
-        return guard.afterPending(followed(proxy.releaseSavepoint(name), TransactionControl.Kind.RELEASE, name));
+        return guard.gate.after(followed(proxy.releaseSavepoint(name), TransactionControl.Kind.RELEASE, name));
     }
 
     @Override
     public Publisher<Void> rollbackTransactionToSavepoint(String name) {
-        return guard.afterPending(followed(proxy.rollbackTransactionToSavepoint(name), TransactionControl.Kind.ROLLBACK_TO,
+        return guard.gate.after(followed(proxy.rollbackTransactionToSavepoint(name), TransactionControl.Kind.ROLLBACK_TO,
                 name));
     }
 
@@ -74,19 +74,19 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
         if (guard.emulation == null) {
             return done;
         }
-        return guard.beginNow().then(Mono.from(done)).then(Mono.defer(() -> guard.emulation.transactionActive()
+        return guard.begin.now().then(Mono.from(done)).then(Mono.defer(() -> guard.emulation.transactionActive()
                 ? Blocking.run(() -> guard.emulation.followSavepoint(kind, "text:" + name)) : Mono.empty()));
     }
 
-    /** emulate: the BEGIN waits for the first statement that needs the server (see {@link R2dbcGuard#beginLater}). */
+    /** emulate: the BEGIN waits for the first statement that needs the server (see {@link DeferredBegin}). */
     @Override
     public Publisher<Void> beginTransaction() {
-        return guard.afterPending(guard.emulation != null ? guard.beginLater(null) : Mono.from(proxy.beginTransaction()));
+        return guard.gate.after(guard.emulation != null ? guard.begin.later(null) : Mono.from(proxy.beginTransaction()));
     }
 
     @Override
     public Publisher<Void> beginTransaction(TransactionDefinition definition) {
-        return guard.afterPending(guard.emulation != null ? guard.beginLater(definition)
+        return guard.gate.after(guard.emulation != null ? guard.begin.later(definition)
                 : Mono.from(proxy.beginTransaction(definition)));
     }
 
@@ -111,9 +111,9 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
      */
     @Override
     public Publisher<Void> setAutoCommit(boolean autoCommit) {
-        return guard.afterPending(Mono.defer(() -> {
+        return guard.gate.after(Mono.defer(() -> {
             if (!autoCommit) {
-                return guard.emulation != null ? guard.beginLater(null) : Mono.from(proxy.setAutoCommit(false));
+                return guard.emulation != null ? guard.begin.later(null) : Mono.from(proxy.setAutoCommit(false));
             }
             return guard.inTransaction() ? guard.ends.commit().then(Mono.from(proxy.setAutoCommit(true)))
                     : Mono.from(proxy.setAutoCommit(true));
@@ -122,22 +122,22 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
 
     @Override
     public Publisher<Void> setLockWaitTimeout(Duration timeout) {
-        return guard.afterPending(proxy.setLockWaitTimeout(timeout));
+        return guard.gate.after(proxy.setLockWaitTimeout(timeout));
     }
 
     @Override
     public Publisher<Void> setStatementTimeout(Duration timeout) {
-        return guard.afterPending(proxy.setStatementTimeout(timeout));
+        return guard.gate.after(proxy.setStatementTimeout(timeout));
     }
 
     @Override
     public Publisher<Void> setTransactionIsolationLevel(IsolationLevel level) {
-        return guard.afterPending(guard.beginNow().then(Mono.from(proxy.setTransactionIsolationLevel(level))));
+        return guard.gate.after(guard.begin.now().then(Mono.from(proxy.setTransactionIsolationLevel(level))));
     }
 
     @Override
     public Publisher<Boolean> validate(ValidationDepth depth) {
-        return guard.afterPending(proxy.validate(depth));
+        return guard.gate.after(proxy.validate(depth));
     }
 
     @Override

@@ -4,7 +4,7 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
 
-import io.lockhygiene.internal.holder.Seals;
+import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.PgLocks;
 import io.lockhygiene.internal.policy.LockPolicy;
@@ -44,8 +44,8 @@ final class R2dbcEnds {
 
     private Mono<Void> end(boolean commit, String when) {
         return Mono.defer(() -> {
-            if (guard.endUnsent()) {
-                return ended(); // emulate: the transaction never reached the server (see R2dbcGuard.beginLater)
+            if (guard.begin.endUnsent()) {
+                return ended(); // emulate: the transaction never reached the server (see DeferredBegin)
             }
             if (!guard.serverInTransaction()) {
                 // nothing open on the server: the driver's own end (it sends nothing either)
@@ -118,7 +118,7 @@ final class R2dbcEnds {
 
     /** ROLLBACK when a transaction is open; errors dropped (a broken connection says so on its next use). */
     Mono<Void> rollbackQuietly() {
-        return Mono.defer(() -> guard.endUnsent() || !guard.serverInTransaction() ? Mono.<Void>empty()
+        return Mono.defer(() -> guard.begin.endUnsent() || !guard.serverInTransaction() ? Mono.<Void>empty()
                         : Mono.from(guard.proxy.rollbackTransaction()))
                 .onErrorResume(e -> Mono.empty());
     }
@@ -140,7 +140,7 @@ final class R2dbcEnds {
      * the leak check (transaction pooling, session-level calls) and the fence (an owner holding emulated
      * locks); a failure rolls back, with the check.
      *
-     * <p>The end runs on its own ({@link R2dbcGuard#pendingUntil}): an application that stops reading
+     * <p>The end runs on its own ({@link PendingEnd#until}): an application that stops reading
      * ({@code Mono.from(statement.execute())} takes the first Result and cancels, possibly while our COMMIT is on
      * its way) must not stop it half way, and every later operation of the connection waits for it. When the
      * application reads to the end, the end's error is its statement's; after a cancel it is reported (a
@@ -161,7 +161,7 @@ final class R2dbcEnds {
 
     private Mono<Void> onItsOwn(Mono<Void> end) {
         Mono<Void> shared = end.cache();
-        guard.pendingUntil(shared);
+        guard.gate.until(shared);
         return shared;
     }
 

@@ -24,7 +24,6 @@ import io.lockhygiene.settings.Settings;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.Result;
 import io.r2dbc.spi.Statement;
-import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -62,14 +61,10 @@ final class R2dbcGuard {
     private volatile Boolean transactionPooling;
     /** emulate: transaction-level calls of the open transaction ran on the application's own server. */
     boolean venueApplication;
-    /** An end of ours still on its way (see {@link R2dbcEnds}): later operations wait for it; null when none. */
-    private volatile Mono<Void> pending;
-    /**
-     * emulate: the application began a transaction whose BEGIN is not sent yet (see {@link #beginLater}); with
-     * the definition it began with (null: the default).
-     */
-    private boolean beginPending;
-    private io.r2dbc.spi.TransactionDefinition pendingDefinition;
+    /** Ends of ours still on their way: later operations wait for them. */
+    final PendingEnd gate = new PendingEnd();
+    /** emulate: the application's BEGIN, sent with its first statement that needs the server. */
+    final DeferredBegin begin;
 
     R2dbcGuard(Connection raw, Connection proxy, Settings settings, StandaloneEmulationFactory emulate) {
         this.raw = raw;
@@ -80,6 +75,7 @@ final class R2dbcGuard {
         this.reporter = new LeakReporter(id, settings);
         this.emulation = emulate == null ? null : emulate.make(settings, id, reporter);
         this.ends = new R2dbcEnds(this);
+        this.begin = new DeferredBegin(proxy, this::serverInTransaction);
         Events.installProcessWideOnce();
         this.tally = Events.counters().openTally();
     }
@@ -103,7 +99,7 @@ final class R2dbcGuard {
         }
         tally.seen();
         boolean flagged = sql == null || SqlScanner.mightMatter(sql);
-        if (!flagged && emulation == null && pending == null) {
+        if (!flagged && emulation == null && !gate.pending()) {
             return proxy.createStatement(sql);
         }
         return new GuardedStatement(this, sql, flagged);
@@ -111,7 +107,7 @@ final class R2dbcGuard {
 
     /** At execution, an unflagged statement needs nothing of ours (emulate: nothing held, nothing pending). */
     private boolean passes(GuardedStatement st) {
-        return !st.flagged && pending == null && !beginPending && !watching();
+        return !st.flagged && !gate.pending() && !begin.pending() && !watching();
     }
 
     /** emulate: the owner's statements are looked at while it holds anything or has a transaction in the table. */
@@ -131,54 +127,12 @@ final class R2dbcGuard {
      * is idle"), or begun here and not sent yet.
      */
     boolean inTransaction() {
-        return beginPending || !raw.isAutoCommit();
+        return begin.pending() || !raw.isAutoCommit();
     }
 
     /** True when the server has a transaction open. */
     boolean serverInTransaction() {
         return !raw.isAutoCommit();
-    }
-
-    /**
-     * emulate: the application begins a transaction. Its BEGIN is sent with the first statement that needs the
-     * server ({@link #beginNow}), not now: a transaction whose statements the lock table answers (r2dbc-migrate
-     * retrying its try-lock inside a transaction while another migrator holds the lock) then holds none of a
-     * transaction pooler's servers, which a BEGIN would pin for as long as it waits. PostgreSQL takes a
-     * transaction's snapshot at its first statement, not at BEGIN, so nothing the transaction reads changes;
-     * {@code now()} is the time of the BEGIN sent.
-     */
-    Mono<Void> beginLater(io.r2dbc.spi.TransactionDefinition definition) {
-        return Mono.defer(() -> {
-            if (beginPending || serverInTransaction()) {
-                return Mono.empty(); // already open: as the driver, nothing to send
-            }
-            beginPending = true;
-            pendingDefinition = definition;
-            return Mono.empty();
-        });
-    }
-
-    /** The application's BEGIN, sent now when it is still pending (before a statement that needs the server). */
-    Mono<Void> beginNow() {
-        return Mono.defer(() -> {
-            if (!beginPending) {
-                return Mono.empty();
-            }
-            beginPending = false;
-            io.r2dbc.spi.TransactionDefinition d = pendingDefinition;
-            pendingDefinition = null;
-            return Mono.from(d == null ? proxy.beginTransaction() : proxy.beginTransaction(d));
-        });
-    }
-
-    /** True (once) when the application's transaction ends before its BEGIN was ever sent: nothing to send. */
-    boolean endUnsent() {
-        if (!beginPending) {
-            return false;
-        }
-        beginPending = false;
-        pendingDefinition = null;
-        return true;
     }
 
     /** Where the connection stands now; the pooling is detected once (one round trip) when asked first. */
@@ -224,36 +178,9 @@ final class R2dbcGuard {
         return !Boolean.FALSE.equals(transactionPooling);
     }
 
-    /**
-     * An end of ours that runs on its own ({@code end}, cached, is subscribed here, so that no cancel stops it
-     * half way): until it completes, every operation of the connection that goes through {@link #afterPending}
-     * waits for it, so nothing decides from a transaction status about to change.
-     */
-    void pendingUntil(Mono<Void> end) {
-        Mono<Void> gate = end.onErrorResume(e -> Mono.empty()).doFinally(s -> pending = null).cache();
-        pending = gate;
-        gate.subscribe();
-    }
-
-    /** {@code operation}, subscribed once no end of ours is still on its way (asked at subscription). */
-    <T> Mono<T> afterPending(Publisher<T> operation) {
-        return Mono.defer(() -> {
-            Mono<Void> p = pending;
-            return p == null ? Mono.from(operation) : p.then(Mono.from(operation));
-        });
-    }
-
-    /** The same for an operation with many results. */
-    <T> Flux<T> afterPendingMany(Publisher<T> operation) {
-        return Flux.defer(() -> {
-            Mono<Void> p = pending;
-            return p == null ? Flux.from(operation) : p.thenMany(operation);
-        });
-    }
-
     /** One execution of a statement of ours: the plan decided now, from where the connection stands now. */
     Flux<Result> execute(GuardedStatement st) {
-        return afterPendingMany(Flux.defer(() -> {
+        return gate.afterMany(Flux.defer(() -> {
             if (passes(st)) {
                 return Flux.from(st.real(proxy, st.sql).execute());
             }
@@ -338,7 +265,7 @@ final class R2dbcGuard {
 
     /** The statement as sent (the application's text, or rewrite's); under emulate a failure that aborted its transaction is followed. */
     Flux<Result> plain(GuardedStatement st, String sent, Situation where) {
-        Flux<Result> run = beginNow().thenMany(Flux.defer(() -> Flux.<Result>from(st.real(proxy, sent).execute())));
+        Flux<Result> run = begin.now().thenMany(Flux.defer(() -> Flux.<Result>from(st.real(proxy, sent).execute())));
         if (emulation == null || !where.statementRunsInTransaction()) {
             return run;
         }

@@ -1,4 +1,4 @@
-package io.lockhygiene.internal.holder;
+package io.lockhygiene.internal.sql;
 
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -21,12 +21,12 @@ public final class Seals {
     }
 
     /** A fresh seal value (never 0, which stands for "none"). */
-    static int fresh() {
+    public static int fresh() {
         return ThreadLocalRandom.current().nextInt(1, Integer.MAX_VALUE);
     }
 
     /** The call that takes seal {@code s} for the session that sends it. */
-    static String take(int s) {
+    public static String take(int s) {
         return "pg_catalog.pg_try_advisory_lock(" + CLASSID + ", " + s + ")";
     }
 

@@ -1,4 +1,4 @@
-package io.lockhygiene.internal.holder;
+package io.lockhygiene.internal.emulate;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
