@@ -192,6 +192,10 @@ final class ShapeExecution {
     /** The EMULATED event of an execution with session-level calls, with where the application sent it. */
     private void record() {
         if (shape.hasSessionLevelCall()) {
+            if (!io.lockhygiene.internal.events.Events.anyListener()) {
+                io.lockhygiene.internal.events.Events.countOnly(EventType.EMULATED); // no message to build
+                return;
+            }
             context.reporter.publish(EventType.EMULATED, firstSessionCall().sqlName(), null, null, shape.sql(),
                     "decided in the lock table of " + holder + " for " + owner, stack());
         }

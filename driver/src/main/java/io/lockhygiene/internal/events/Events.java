@@ -33,6 +33,16 @@ public final class Events {
         LISTENERS.remove(listener);
     }
 
+    /** True when some listener (the application's, the report file's) would see an event. */
+    public static boolean anyListener() {
+        return !LISTENERS.isEmpty();
+    }
+
+    /** Counts an event nobody listens to, without making it. */
+    public static void countOnly(io.lockhygiene.events.EventType type) {
+        COUNTERS.count(type);
+    }
+
     /** Counts the event and hands it to every listener; a failing listener is logged, never thrown. */
     public static void publish(LockHygieneEvent event) {
         COUNTERS.count(event.type());

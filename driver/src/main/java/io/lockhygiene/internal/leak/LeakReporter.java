@@ -132,6 +132,10 @@ public final class LeakReporter {
 
     public void publish(EventType type, String function, String key, String mode, String sql, String message,
                  Throwable stack) {
+        if (!Events.anyListener()) {
+            Events.countOnly(type); // the counters (JMX) still see it; nothing else would read the event
+            return;
+        }
         Events.publish(EventFactory.make(type, connectionId, function, key, mode,
                 sql == null ? null : settings.loggable(sql), message, stack));
     }
