@@ -219,7 +219,7 @@ public final class Holder implements TransactionHolds {
     public boolean unlock(LockOwner owner, AdvisoryKey key, boolean shared) throws SQLException {
         boolean ok = table.unlock(owner, key, shared);
         if (ok) {
-            settle(owner);
+            mains.settleInFlight(key, owner); // done on the server when this returns, as PostgreSQL's
         }
         return ok;
     }
@@ -227,14 +227,14 @@ public final class Holder implements TransactionHolds {
     /** pg_advisory_unlock_all for one owner (also what DISCARD ALL does to its locks). */
     public void unlockAll(LockOwner owner) throws SQLException {
         table.unlockAll(owner);
-        settle(owner);
+        mains.settleInFlight(owner);
     }
 
     /** The transaction-level holds of {@code tx} from savepoint depth {@code level} on go (end, rollback to, error). */
     @Override
     public void releaseTransaction(TransactionId tx, int level) throws SQLException {
         table.releaseTransaction(tx, level);
-        settle(null);
+        mains.settleInFlight(null);
     }
 
     /** RELEASE SAVEPOINT at depth {@code level}: its holds belong to the enclosing level now. */
@@ -291,14 +291,13 @@ public final class Holder implements TransactionHolds {
         return held;
     }
 
-    /** After releases: server locks nobody needs go, in one round trip, only when there is work. */
-    private void settle(LockOwner caller) throws SQLException {
-        mains.settle(caller);
-    }
-
+    /**
+     * After an acquire: a server lock taken for nobody (not granted, or a stray) goes, only when there is work;
+     * a failure here is the holder's loss, which the owner learns of on its next statement.
+     */
     private void settleQuietly(LockOwner caller) {
         try {
-            settle(caller);
+            mains.settle(caller);
         } catch (SQLException | RuntimeException e) {
             Log.debug("LockHygiene: the lock holder for {} lost its server while letting locks go: {}", endpoint,
                     e.toString());

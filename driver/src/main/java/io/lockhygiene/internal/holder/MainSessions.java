@@ -37,15 +37,32 @@ final class MainSessions {
     }
 
     /**
-     * An owner is gone: its releases are sent, and one another thread has on the wire is answered, before
-     * this returns. Surplus is taken under a session's turn, so "nothing due" and then "not busy" means none
-     * of the owner's releases is in flight there.
+     * Releases the application asked for (an unlock, the end of a transaction, an owner gone): they are sent,
+     * and one that another thread's round trip took with it is answered, before this returns, as PostgreSQL's
+     * release is done when its call returns. Surplus is taken under a session's turn, so "nothing due" and
+     * then "not busy" means none of the caller's releases is in flight there.
      */
     void settleInFlight(LockOwner owner) throws SQLException {
         for (MainSession main : mains) {
-            if (main.isOpen() && (main.settleDue() || main.busy())) {
-                main.settle(owner);
+            settleInFlight(main, owner);
+        }
+    }
+
+    /** The same for one key's release: only its own session can have it in flight. */
+    void settleInFlight(AdvisoryKey key, LockOwner owner) throws SQLException {
+        MainSession home = forKey(key);
+        for (MainSession main : mains) {
+            if (main == home) {
+                settleInFlight(main, owner);
+            } else if (main.settleDue()) {
+                main.settle(owner); // a waiting session's release, which any main session sends
             }
+        }
+    }
+
+    private static void settleInFlight(MainSession main, LockOwner owner) throws SQLException {
+        if (main.isOpen() && (main.settleDue() || main.busy())) {
+            main.settle(owner);
         }
     }
 }

@@ -112,4 +112,45 @@ class MainSessionsTest {
         assertEquals(java.util.Set.of(), server.holdingSessions(), "every session of the holder ended");
     }
 
+
+    @Test
+    void anUnlockReturnsOnlyOnceTheServerLetTheKeyGoEvenWhenAnotherThreadsRoundTripCarriedIt() throws Exception {
+        for (int sessions : new int[] {1, 3}) {
+            Holder h = holder(sessions);
+            int threads = 8;
+            int rounds = 150;
+            CyclicBarrier start = new CyclicBarrier(threads);
+            AtomicInteger stillHeld = new AtomicInteger();
+            AtomicInteger done = new AtomicInteger();
+            List<String> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<Thread> all = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                AdvisoryKey key = AdvisoryKey.bigint(4000 + i);
+                LockOwner o = owner("u" + i);
+                Thread t = new Thread(() -> {
+                    try {
+                        start.await();
+                        for (int r = 0; r < rounds; r++) {
+                            assertTrue(h.acquire(o, key, false, false, null, 0, Limits.none()));
+                            assertTrue(h.unlock(o, key, false));
+                            if (server.holders(key.sqlArguments()) != 0) {
+                                stillHeld.incrementAndGet(); // PostgreSQL: free once pg_advisory_unlock returned
+                            }
+                            done.incrementAndGet();
+                        }
+                    } catch (Exception | AssertionError e) {
+                        errors.add(String.valueOf(e));
+                    }
+                });
+                all.add(t);
+                t.start();
+            }
+            for (Thread t : all) {
+                t.join(60_000);
+            }
+            assertEquals(List.of(), errors);
+            assertEquals(threads * rounds, done.get(), sessions + " session(s): every thread did every round");
+            assertEquals(0, stillHeld.get(), sessions + " session(s): an unlock returned while its release was on the wire");
+        }
+    }
 }
