@@ -42,17 +42,31 @@ final class WorkerPoolSection {
     static void workerPool(TestBed bed, boolean full) throws Exception {
         int rounds = 3;
         long roundMillis = full ? 4000 : 2000;
-        String pool = bed.workerPoolUrl();
         String direct = bed.url(io.lockhygiene.it.bed.Route.DIRECT);
+        // a current PgBouncer first where there is one: PgBouncer 1.18 (Debian 12's) sends SET DateStyle before
+        // every transaction of a pgjdbc client (it compares the client's "ISO" with the server's "ISO, MDY"),
+        // a round trip more for each autocommit statement that hand-fixed code pays once per job
+        String currentVersion = bed.currentPgBouncerVersion();
+        boolean current = currentVersion != null;
+        String pool = bed.workerPoolUrl(current);
+        String system = bed.endpoints().pgbouncerVersion().replaceFirst("^PgBouncer ", "");
+        String version = current ? currentVersion.replaceFirst("^PgBouncer ", "") : system;
         MD.append("## 4a. Worker pool: own key per worker, four-server transaction pool (").append(rounds)
                 .append(" alternating rounds of ").append(roundMillis / 1000).append(" s per variant)\n\n");
-        table(bed, "On this machine (loopback: every client shares its 2 cores with PgBouncer and PostgreSQL)",
-                pool, "auto", rounds, roundMillis, 890_000);
+        table(bed, "On this machine, PgBouncer " + version + " (loopback: every client shares its 2 cores with PgBouncer"
+                + " and PostgreSQL)", pool, "auto", rounds, roundMillis, 890_000, "workerPool.loopback.");
         try (TcpProxy toPool = new TcpProxy(port(pool), NETWORK_DELAY_MICROS);
              TcpProxy toServer = new TcpProxy(port(direct), NETWORK_DELAY_MICROS)) {
-            table(bed, "Across a network: " + NETWORK_DELAY_MICROS + " µs each way in front of PgBouncer and of the server"
-                    + " (the holder connects there: holderUrl)", withPort(pool, toPool.port()),
-                    withPort(direct, toServer.port()), rounds, roundMillis, 895_000);
+            table(bed, "Across a network, PgBouncer " + version + ": " + NETWORK_DELAY_MICROS + " µs each way in front"
+                    + " of PgBouncer and of the server (the holder connects there: holderUrl)",
+                    withPort(pool, toPool.port()), withPort(direct, toServer.port()), rounds, roundMillis, 895_000,
+                    "workerPool.network.");
+        }
+        if (current && !system.equals(version)) {
+            String older = bed.workerPoolUrl(false);
+            table(bed, "On this machine, the system's PgBouncer " + system + " (loopback;"
+                    + " it sends SET DateStyle before each transaction of a pgjdbc client)", older, "auto", rounds,
+                    roundMillis, 897_000, "workerPool.loopbackSystemPgBouncer.");
         }
         MD.append("Emulate 1 and 4: lockhygiene.holderSessions=1 (the default) and 4. Round trips, batch sizes and waits"
                 + " are the holder's main sessions over emulate's rounds (`Holder.stats()`); a request is a thread that"
@@ -62,7 +76,7 @@ final class WorkerPoolSection {
     }
 
     private static void table(TestBed bed, String title, String pool, String holderUrl, int rounds, long roundMillis,
-                              long firstKey) throws Exception {
+                              long firstKey, String jsonPrefix) throws Exception {
         String emulate = "jdbc:lockhygiene:" + pool.substring("jdbc:".length()) + (pool.contains("?") ? "&" : "?")
                 + "lockhygiene.mode=emulate&lockhygiene.holderUrl=" + holderUrl + "&lockhygiene.holderSessions=";
         String[] urls = {emulate + "1", emulate + "4", pool, pool};
@@ -109,7 +123,7 @@ final class WorkerPoolSection {
                     four[0] / (double) Math.max(1, jobs[EMULATE_FOUR]), perRoundTrip(one), perRoundTrip(four),
                     waited(one), waited(four), cpu[EMULATE_ONE] / (double) Math.max(1, jobs[EMULATE_ONE]),
                     cpu[HAND_FIXED] / (double) Math.max(1, jobs[HAND_FIXED]), cpu[SAME_SHAPE] / (double) Math.max(1, jobs[SAME_SHAPE])));
-            String at = "workerPool." + (firstKey == 890_000 ? "loopback." : "network.") + workers;
+            String at = jsonPrefix + workers;
             JSON.put(at + ".emulateOneJobsPerSecond", perSecond[EMULATE_ONE]);
             JSON.put(at + ".emulateFourJobsPerSecond", perSecond[EMULATE_FOUR]);
             JSON.put(at + ".handFixedJobsPerSecond", perSecond[HAND_FIXED]);

@@ -39,6 +39,7 @@ final class LocalBinariesBed implements RunningBed {
     private boolean secondStarted;
     private String preparedUrl;
     private String workerUrl;
+    private String currentWorkerUrl;
     private String preparedVersion;
 
     private LocalBinariesBed(Processes processes, Path dir, Path pgBin) {
@@ -260,13 +261,31 @@ final class LocalBinariesBed implements RunningBed {
 
     /** The worker-pool benchmark's PgBouncer (see {@link RunningBed#workerPoolUrl}), started on first use. */
     @Override
-    public synchronized String workerPoolUrl() {
-        if (workerUrl == null) {
-            int pgPort = Integer.parseInt(endpoints.url(Route.DIRECT).replaceFirst(".*:(\\d+)/.*", "$1"));
-            workerUrl = startPgBouncer(pgbouncerBinary, "workers", "transaction", pgPort, 0,
-                    PgBouncerConfig.WORKER_POOL_SIZE, false) + "?prepareThreshold=0";
+    public synchronized String workerPoolUrl(boolean current) {
+        if (current ? currentWorkerUrl != null : workerUrl != null) {
+            return current ? currentWorkerUrl : workerUrl;
         }
-        return workerUrl;
+        Path binary = pgbouncerBinary;
+        if (current) {
+            binary = Processes.findCurrentPgBouncer().orElseThrow(() -> new BedException("No PgBouncer of 1.21 or"
+                    + " later for the worker pool: the system's is " + endpoints.pgbouncerVersion() + ". Run bin/setup"
+                    + " or name one in " + Processes.CURRENT_PGBOUNCER));
+        }
+        int pgPort = Integer.parseInt(endpoints.url(Route.DIRECT).replaceFirst(".*:(\\d+)/.*", "$1"));
+        String url = startPgBouncer(binary, current ? "workers-current" : "workers", "transaction", pgPort, 0,
+                PgBouncerConfig.WORKER_POOL_SIZE, false) + "?prepareThreshold=0";
+        System.out.printf("[lockhygiene test bed] worker pool: %s (%s)%n", url, Processes.pgbouncerVersion(binary));
+        if (current) {
+            currentWorkerUrl = url;
+        } else {
+            workerUrl = url;
+        }
+        return url;
+    }
+
+    @Override
+    public String currentPgBouncerVersion() {
+        return Processes.findCurrentPgBouncer().map(Processes::pgbouncerVersion).orElse(null);
     }
 
     @Override

@@ -21,10 +21,17 @@ interface RunningBed extends AutoCloseable {
      * The worker-pool benchmark's PgBouncer (issue 36): transaction mode, four servers, PgBouncer's default
      * server checks (the bed's other poolers check every server they hand out, which doubles what an
      * autocommit statement costs); started on first use where the bed starts its own servers.
+     *
+     * @param current a PgBouncer of 1.21 or later (see {@link #currentPgBouncerVersion}); else the system's
      */
-    default String workerPoolUrl() {
+    default String workerPoolUrl(boolean current) {
         throw new BedException("this test bed (" + endpoints().source() + ") has no worker-pool PgBouncer: the"
                 + " benchmark needs the local-binaries bed");
+    }
+
+    /** The version of the PgBouncer of 1.21 or later this bed can start (bin/setup's, or the environment's); null when none. */
+    default String currentPgBouncerVersion() {
+        return null;
     }
 
     @Override

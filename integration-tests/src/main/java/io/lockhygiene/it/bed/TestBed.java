@@ -130,9 +130,16 @@ public final class TestBed implements AutoCloseable {
     /**
      * A transaction-mode PgBouncer of four servers with PgBouncer's default server checks (the worker-pool
      * benchmark's), started on first use: a pgjdbc URL.
+     *
+     * @param current a PgBouncer of 1.21 or later ({@link #currentPgBouncerVersion}); else the system's
      */
-    public String workerPoolUrl() {
-        return running.workerPoolUrl();
+    public String workerPoolUrl(boolean current) {
+        return running.workerPoolUrl(current);
+    }
+
+    /** The version of the PgBouncer of 1.21 or later this bed can start; null when it has none. */
+    public String currentPgBouncerVersion() {
+        return running.currentPgBouncerVersion();
     }
 
     /** A second PostgreSQL cluster (local-binaries bed only), started on first use; its direct URL. */
