@@ -3,7 +3,6 @@ package io.lockhygiene.bench;
 import static io.lockhygiene.bench.Report.JSON;
 import static io.lockhygiene.bench.Report.MD;
 
-import java.net.URI;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,13 +11,12 @@ import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.lockhygiene.it.bed.R2dbcOptions;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactories;
 import io.r2dbc.spi.ConnectionFactory;
-import io.r2dbc.spi.ConnectionFactoryOptions;
-import io.r2dbc.spi.Option;
 import io.r2dbc.spi.Result;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -33,23 +31,7 @@ final class R2dbcSection {
     }
 
     static ConnectionFactory factory(TestBed bed, Route route, String driver, String... settings) {
-        URI u = URI.create(bed.url(route).substring("jdbc:".length()));
-        ConnectionFactoryOptions.Builder b = ConnectionFactoryOptions.builder()
-                .option(ConnectionFactoryOptions.DRIVER, driver)
-                .option(ConnectionFactoryOptions.HOST, u.getHost())
-                .option(ConnectionFactoryOptions.PORT, u.getPort())
-                .option(ConnectionFactoryOptions.DATABASE, u.getPath().substring(1))
-                .option(ConnectionFactoryOptions.USER, bed.endpoints().user())
-                .option(ConnectionFactoryOptions.PASSWORD, bed.endpoints().password())
-                .option(Option.valueOf("preparedStatementCacheQueries"), "0"); // PgBouncer 1.18
-        if ("lockhygiene".equals(driver)) {
-            b.option(ConnectionFactoryOptions.PROTOCOL, "postgresql");
-        }
-        for (String s : settings) {
-            int eq = s.indexOf('=');
-            b.option(Option.valueOf(s.substring(0, eq)), s.substring(eq + 1));
-        }
-        return ConnectionFactories.get(b.build());
+        return ConnectionFactories.get(R2dbcOptions.of(bed, route, driver, settings));
     }
 
     /** Transactions per second of {@code workers} reactive workers for {@code millis}. */

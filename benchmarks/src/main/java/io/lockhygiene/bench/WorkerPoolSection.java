@@ -6,9 +6,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.holder.HolderStats;
@@ -55,11 +53,11 @@ final class WorkerPoolSection {
                 .append(" alternating rounds of ").append(roundMillis / 1000).append(" s per variant)\n\n");
         table(bed, "On this machine, PgBouncer " + version + " (loopback: every client shares its 2 cores with PgBouncer"
                 + " and PostgreSQL)", pool, "auto", rounds, roundMillis, 890_000, "workerPool.loopback.");
-        try (TcpProxy toPool = new TcpProxy(port(pool), NETWORK_DELAY_MICROS);
-             TcpProxy toServer = new TcpProxy(port(direct), NETWORK_DELAY_MICROS)) {
+        try (TcpProxy toPool = new TcpProxy(TcpProxy.portOf(pool), NETWORK_DELAY_MICROS);
+             TcpProxy toServer = new TcpProxy(TcpProxy.portOf(direct), NETWORK_DELAY_MICROS)) {
             table(bed, "Across a network, PgBouncer " + version + ": " + NETWORK_DELAY_MICROS + " µs each way in front"
                     + " of PgBouncer and of the server (the holder connects there: holderUrl)",
-                    withPort(pool, toPool.port()), withPort(direct, toServer.port()), rounds, roundMillis, 895_000,
+                    toPool.via(pool), toServer.via(direct), rounds, roundMillis, 895_000,
                     "workerPool.network.");
         }
         if (current && !system.equals(version)) {
@@ -144,14 +142,6 @@ final class WorkerPoolSection {
         return s[3] == 0 ? 0.0 : s[5] / 1e3 / s[3];
     }
 
-    private static int port(String url) {
-        return Integer.parseInt(url.replaceFirst("^jdbc:postgresql://[^:/]+:(\\d+)/.*$", "$1"));
-    }
-
-    private static String withPort(String url, int port) {
-        return url.replaceFirst("^(jdbc:postgresql://[^:/]+:)\\d+/", "$1" + port + "/");
-    }
-
     /** Jobs done and nanoseconds taken by {@code workers} threads, each on its own connection and key. */
     private static long[] ownKeyRound(TestBed bed, String url, int variant, int workers, long key, long millis)
             throws Exception {
@@ -164,54 +154,34 @@ final class WorkerPoolSection {
                 c.setAutoCommit(autocommit);
                 connections.add(c);
             }
-            LongAdder done = new LongAdder();
-            CountDownLatch start = new CountDownLatch(1);
-            CountDownLatch finished = new CountDownLatch(workers);
-            AtomicReference<Exception> failure = new AtomicReference<>();
-            long[] deadline = new long[1];
-            List<Thread> threads = new ArrayList<>();
-            for (int w = 0; w < workers; w++) {
-                Connection c = connections.get(w);
-                long k = key + w;
-                Thread t = new Thread(() -> {
-                    try (Statement s = c.createStatement()) {
-                        start.await();
-                        while (System.nanoTime() < deadline[0]) {
-                            // the plain shape tries: a blocking call would wait for its own lock left on another server
-                            s.execute((emulating ? "SELECT pg_advisory_lock(" : variant == HAND_FIXED
-                                    ? "SELECT pg_advisory_xact_lock(" : "SELECT pg_try_advisory_lock(") + k + ")");
-                            for (int j = 0; j < 5; j++) {
-                                s.execute("SELECT " + j);
-                            }
-                            if (autocommit) {
-                                s.execute("SELECT pg_advisory_unlock(" + k + ")");
-                            } else {
-                                c.commit();
-                            }
-                            done.increment();
-                        }
-                    } catch (Exception e) {
-                        failure.compareAndSet(null, e);
-                    } finally {
-                        finished.countDown();
-                    }
-                }, "worker-" + w);
-                threads.add(t);
-                t.start();
-            }
+            AtomicInteger done = new AtomicInteger();
             long cpu0 = machineCpuMicros();
             long jvm0 = jvmCpuMicros();
-            long t0 = System.nanoTime();
-            deadline[0] = t0 + millis * 1_000_000L;
-            start.countDown();
-            finished.await();
-            long took = System.nanoTime() - t0;
+            long took = Workers.run(workers, done, (w, start, jobs) -> {
+                Connection c = connections.get(w);
+                long k = key + w;
+                try (Statement s = c.createStatement()) {
+                    start.await();
+                    long deadline = System.nanoTime() + millis * 1_000_000L;
+                    while (System.nanoTime() < deadline) {
+                        // the plain shape tries: a blocking call would wait for its own lock left on another server
+                        s.execute((emulating ? "SELECT pg_advisory_lock(" : variant == HAND_FIXED
+                                ? "SELECT pg_advisory_xact_lock(" : "SELECT pg_try_advisory_lock(") + k + ")");
+                        for (int j = 0; j < 5; j++) {
+                            s.execute("SELECT " + j);
+                        }
+                        if (autocommit) {
+                            s.execute("SELECT pg_advisory_unlock(" + k + ")");
+                        } else {
+                            c.commit();
+                        }
+                        jobs.incrementAndGet();
+                    }
+                }
+            });
             long cpu = machineCpuMicros() - cpu0;
             long jvm = jvmCpuMicros() - jvm0;
-            if (failure.get() != null) {
-                throw failure.get();
-            }
-            return new long[] {done.sum(), took, cpu, jvm};
+            return new long[] {done.get(), took, cpu, jvm};
         } finally {
             for (Connection c : connections) {
                 c.close();

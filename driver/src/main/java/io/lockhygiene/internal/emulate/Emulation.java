@@ -16,6 +16,7 @@ import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.policy.Situation;
 import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 
@@ -45,8 +46,7 @@ public final class Emulation {
     /** The owner whose transaction runs on its own server (to end its count when the transaction ends). */
     private LockOwner venueOwner;
     /** The last fence made, and the seals it checks (one connection's thread uses them). */
-    private int[] lastSeals;
-    private String lastFence;
+    private final Seals.LastFence fences = new Seals.LastFence();
     /** The limits of the execution that waits now, for {@link #cancel}. */
     private volatile Limits waiting;
     private boolean closed;
@@ -214,11 +214,7 @@ public final class Emulation {
 
     /** The fence statement for {@code seals}, made once while they stay the same (a holder session's life). */
     public String fence(int[] seals) {
-        if (!java.util.Arrays.equals(seals, lastSeals)) {
-            lastFence = io.lockhygiene.internal.sql.Seals.fence(seals);
-            lastSeals = seals;
-        }
-        return lastFence;
+        return fences.of(seals);
     }
 
     /**

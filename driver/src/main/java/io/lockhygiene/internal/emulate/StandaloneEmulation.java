@@ -36,8 +36,7 @@ public final class StandaloneEmulation {
     private final LockOwner owner;
     private final TableTransaction tableTransaction = new TableTransaction();
     private final ExecutionContext context;
-    private int[] lastSeals;
-    private String lastFence;
+    private final Seals.LastFence fences = new Seals.LastFence();
     private volatile Limits waiting;
     private boolean closed;
 
@@ -134,11 +133,7 @@ public final class StandaloneEmulation {
 
     /** The fence statement for {@code seals} (see {@link Seals#fence}), made once while they stay the same. */
     public String fence(int[] seals) {
-        if (!java.util.Arrays.equals(seals, lastSeals)) {
-            lastFence = Seals.fence(seals);
-            lastSeals = seals;
-        }
-        return lastFence;
+        return fences.of(seals);
     }
 
     /**

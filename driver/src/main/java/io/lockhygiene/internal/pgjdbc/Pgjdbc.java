@@ -31,20 +31,26 @@ public final class Pgjdbc {
     };
 
     /**
-     * getTransactionState() of a connection class that is pgjdbc's own (the usual raw connection), else null
-     * (a wrapper: unwrapped per call). Asked on every statement of an emulating owner: no class lookup then.
+     * Whether a connection class is pgjdbc's own BaseConnection (the usual raw connection): asked on every
+     * statement of an emulating owner, so it is answered once per class, and only a wrapper is unwrapped.
      */
-    private static final ClassValue<Method> OWN_TRANSACTION_STATE = new ClassValue<Method>() {
-        @Override
-        protected Method computeValue(Class<?> type) {
-            try {
-                Class<?> base = Class.forName("org.postgresql.core.BaseConnection", false, type.getClassLoader());
-                return base.isAssignableFrom(type) ? method(type, "getTransactionState") : null;
-            } catch (ClassNotFoundException | LinkageError | RuntimeException notPgjdbc) {
-                return null;
+    private static final ClassValue<Boolean> OWN_CONNECTION = instancesOf("org.postgresql.core.BaseConnection");
+    /** The same for statements (the holder's are pgjdbc's own). */
+    private static final ClassValue<Boolean> OWN_STATEMENT = instancesOf("org.postgresql.core.BaseStatement");
+
+    /** Per class: whether it is (a subtype of) pgjdbc's {@code pgjdbcType}, seen from its own class loader. */
+    private static ClassValue<Boolean> instancesOf(String pgjdbcType) {
+        return new ClassValue<Boolean>() {
+            @Override
+            protected Boolean computeValue(Class<?> type) {
+                try {
+                    return Class.forName(pgjdbcType, false, type.getClassLoader()).isAssignableFrom(type);
+                } catch (ClassNotFoundException | LinkageError | RuntimeException notPgjdbc) {
+                    return false;
+                }
             }
-        }
-    };
+        };
+    }
 
     private static final ClassValue<Method> EXECUTE_WITH_FLAGS = new ClassValue<Method>() {
         @Override
@@ -81,18 +87,6 @@ public final class Pgjdbc {
             executeSimple(s, sql);
         }
     }
-
-    /** Whether a statement class is pgjdbc's own BaseStatement (the holder's statements are): no lookup per call. */
-    private static final ClassValue<Boolean> OWN_STATEMENT = new ClassValue<Boolean>() {
-        @Override
-        protected Boolean computeValue(Class<?> type) {
-            try {
-                return Class.forName("org.postgresql.core.BaseStatement", false, type.getClassLoader()).isAssignableFrom(type);
-            } catch (ClassNotFoundException | LinkageError | RuntimeException notPgjdbc) {
-                return false;
-            }
-        }
-    };
 
     private static Object unwrapStatement(Statement s) throws SQLException {
         if (OWN_STATEMENT.get(s.getClass())) {
@@ -174,9 +168,8 @@ public final class Pgjdbc {
      * (IDLE, OPEN, FAILED), whatever the JDBC API was told.
      */
     public static Situation.TransactionStatus transactionStatus(Connection c) throws SQLException {
-        Method own = OWN_TRANSACTION_STATE.get(c.getClass());
-        Object base = own != null ? c : unwrap(c, "org.postgresql.core.BaseConnection");
-        String state = String.valueOf(invoke(own != null ? own : TRANSACTION_STATE.get(base.getClass()), base));
+        Object base = OWN_CONNECTION.get(c.getClass()) ? c : unwrap(c, "org.postgresql.core.BaseConnection");
+        String state = String.valueOf(invoke(TRANSACTION_STATE.get(base.getClass()), base));
         switch (state) {
             case "IDLE":
                 return Situation.TransactionStatus.IDLE;

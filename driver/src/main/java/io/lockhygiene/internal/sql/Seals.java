@@ -46,6 +46,24 @@ public final class Seals {
                 .toString();
     }
 
+    /**
+     * One connection's fence statement, made again only when the seals it must check change (they stay the
+     * same while the holder's sessions live). One per connection, used by its thread only.
+     */
+    public static final class LastFence {
+        private int[] seals;
+        private String text;
+
+        /** {@link #fence}{@code (seals)}, from the last call when the seals are the same. */
+        public String of(int[] seals) {
+            if (!java.util.Arrays.equals(seals, this.seals)) {
+                text = fence(seals);
+                this.seals = seals;
+            }
+            return text;
+        }
+    }
+
     /** True when {@code e} is a fence's failure (a holder session is gone), not the application's own error. */
     public static boolean isFenceFailure(java.sql.SQLException e) {
         for (java.sql.SQLException x = e; x != null; x = x.getNextException()) {

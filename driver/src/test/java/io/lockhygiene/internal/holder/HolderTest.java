@@ -238,29 +238,12 @@ class HolderTest {
     void concurrentTriesOnManyKeysShareRoundTrips() throws Exception {
         Holder h = holder(HolderEndpoint.Kind.DIRECT);
         int threads = 16;
-        CyclicBarrier start = new CyclicBarrier(threads);
-        AtomicInteger granted = new AtomicInteger();
-        List<Thread> all = new ArrayList<>();
+        List<LockOwner> owners = new ArrayList<>();
         for (int i = 0; i < threads; i++) {
-            AdvisoryKey key = AdvisoryKey.bigint(1000 + i);
-            LockOwner o = owner("t" + i);
-            Thread t = new Thread(() -> {
-                try {
-                    start.await();
-                    if (h.acquire(o, key, false, true, null, 0, Limits.none())) {
-                        granted.incrementAndGet();
-                    }
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                }
-            });
-            all.add(t);
-            t.start();
+            owners.add(owner("t" + i));
         }
-        for (Thread t : all) {
-            t.join(10_000);
-        }
-        assertEquals(threads, granted.get(), "every thread ran and got its own key");
+        int granted = OwnKeys.acquireAtOnce(h, owners, 1000, true);
+        assertEquals(threads, granted, "every thread ran and got its own key");
         long sends = server.statements.stream().filter(s -> s.contains("pg_try_advisory_lock")).count();
         assertTrue(sends <= threads, "at most one round trip each: " + sends);
     }

@@ -51,31 +51,12 @@ class MainSessionsTest {
     void keysSpreadOverTheMainSessionsEachKeyOnOneAndReleasedThere() throws Exception {
         Holder h = holder(3);
         int threads = 12;
-        CyclicBarrier start = new CyclicBarrier(threads);
-        AtomicInteger granted = new AtomicInteger();
         List<LockOwner> owners = new ArrayList<>();
-        List<Thread> all = new ArrayList<>();
         for (int i = 0; i < threads; i++) {
-            AdvisoryKey key = AdvisoryKey.bigint(2000 + i);
-            LockOwner o = owner("s" + i);
-            owners.add(o);
-            Thread t = new Thread(() -> {
-                try {
-                    start.await();
-                    if (h.acquire(o, key, false, false, null, 0, Limits.none())) {
-                        granted.incrementAndGet();
-                    }
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                }
-            });
-            all.add(t);
-            t.start();
+            owners.add(owner("s" + i));
         }
-        for (Thread t : all) {
-            t.join(10_000);
-        }
-        assertEquals(threads, granted.get(), "every thread ran and got its own key");
+        int granted = OwnKeys.acquireAtOnce(h, owners, 2000, false);
+        assertEquals(threads, granted, "every thread ran and got its own key");
         java.util.Set<Integer> sessions = new java.util.HashSet<>();
         for (int i = 0; i < threads; i++) {
             assertEquals(1, server.holders(String.valueOf(2000 + i)), "one session holds each key");

@@ -249,7 +249,7 @@ final class LocalBinariesBed implements RunningBed {
         if (!Processes.atLeast121(version)) {
             throw new BedException(binary + " is " + version + "; the prepared-statements pool needs 1.21 or later");
         }
-        int pgPort = Integer.parseInt(endpoints.url(Route.DIRECT).replaceFirst(".*:(\\d+)/.*", "$1"));
+        int pgPort = TcpProxy.portOf(endpoints.url(Route.DIRECT));
         // pgjdbc's default prepareThreshold: named server-side statements, as current PgBouncer supports
         String url = startPgBouncer(binary, "prepared", "transaction", pgPort, PgBouncerConfig.MAX_PREPARED_STATEMENTS,
                 PgBouncerConfig.TRANSACTION_POOL_SIZE, true);
@@ -271,7 +271,7 @@ final class LocalBinariesBed implements RunningBed {
                     + " later for the worker pool: the system's is " + endpoints.pgbouncerVersion() + ". Run bin/setup"
                     + " or name one in " + Processes.CURRENT_PGBOUNCER));
         }
-        int pgPort = Integer.parseInt(endpoints.url(Route.DIRECT).replaceFirst(".*:(\\d+)/.*", "$1"));
+        int pgPort = TcpProxy.portOf(endpoints.url(Route.DIRECT));
         String url = startPgBouncer(binary, current ? "workers-current" : "workers", "transaction", pgPort, 0,
                 PgBouncerConfig.WORKER_POOL_SIZE, false) + "?prepareThreshold=0";
         System.out.printf("[lockhygiene test bed] worker pool: %s (%s)%n", url, Processes.pgbouncerVersion(binary));

@@ -45,6 +45,16 @@ public final class TcpProxy implements AutoCloseable {
         return server.getLocalPort();
     }
 
+    /** The port a JDBC URL ({@code jdbc:...://host:port/...}) names. */
+    public static int portOf(String jdbcUrl) {
+        return Integer.parseInt(jdbcUrl.replaceFirst("^[^/]*//[^:/]+:(\\d+)/.*$", "$1"));
+    }
+
+    /** {@code jdbcUrl}, a URL of the proxied server, through this proxy instead (its port in the server's place). */
+    public String via(String jdbcUrl) {
+        return jdbcUrl.replaceFirst("^([^/]*//[^:/]+:)\\d+/", "$1" + port() + "/");
+    }
+
     public void blackhole(boolean on) {
         blackholed = on;
     }

@@ -221,9 +221,9 @@ class KeyShapesTest {
     @Test
     void anExpressionKeyCostsOneRoundTripTheFirstTimeAndNoneOnceKnown() throws Exception {
         String pool = bed.lockHygieneUrl(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate", "lockhygiene.poolMode=transaction");
-        int port = Integer.parseInt(pool.replaceAll(".*:(\\d+)/.*", "$1"));
+        int port = io.lockhygiene.it.bed.TcpProxy.portOf(pool);
         try (io.lockhygiene.it.bed.TcpProxy proxy = new io.lockhygiene.it.bed.TcpProxy(port)) {
-            String url = pool.replaceFirst(":" + port + "/", ":" + proxy.port() + "/");
+            String url = proxy.via(pool);
             try (Connection c = java.sql.DriverManager.getConnection(url, bed.credentials()); Statement s = c.createStatement()) {
                 long integer = roundTrips(proxy, s, "SELECT pg_try_advisory_lock(983001)", "SELECT pg_advisory_unlock(983001)");
                 String seed = "SELECT pg_try_advisory_lock(7742, hashtext('report-daily'))";

@@ -87,7 +87,7 @@ class LockLostTest {
     @Test
     void aBlackholedHolderIsSaidLostWithinTheWatchdogsBound() throws Exception {
         String direct = bed.url(Route.DIRECT);
-        int port = Integer.parseInt(direct.replaceAll(".*:(\\d+)/.*", "$1"));
+        int port = io.lockhygiene.it.bed.TcpProxy.portOf(direct);
         try (io.lockhygiene.it.bed.TcpProxy proxy = new io.lockhygiene.it.bed.TcpProxy(port);
              EventRecorder events = EventRecorder.all()) {
             Connection c = java.sql.DriverManager.getConnection(bed.lockHygieneUrl(Route.TRANSACTION_POOL,

@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.it.EventRecorder;
+import io.lockhygiene.it.bed.R2dbcOptions;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
@@ -291,7 +292,7 @@ class R2dbcEmulateTest {
         try {
             ConnectionFactory cf = io.lockhygiene.r2dbc.LockHygieneConnectionFactory.builder(pool)
                     .setting("lockhygiene.mode", "emulate")
-                    .connectsTo(R2dbcRoutes.options(bed, Route.TRANSACTION_POOL, "postgresql"))
+                    .connectsTo(R2dbcOptions.of(bed, Route.TRANSACTION_POOL, "postgresql"))
                     .build();
             Connection c = open(cf);
             run(c, "select pg_advisory_lock($1)", k);

@@ -1,25 +1,21 @@
 package io.lockhygiene.it.r2dbc;
 
-import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 
+import io.lockhygiene.it.bed.R2dbcOptions;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.ConnectionFactories;
 import io.r2dbc.spi.ConnectionFactory;
-import io.r2dbc.spi.ConnectionFactoryOptions;
-import io.r2dbc.spi.Option;
 import io.r2dbc.spi.Result;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
  * The test bed's routes for R2DBC: r2dbc-postgresql directly ({@code r2dbc:postgresql:}) and through LockHygiene
- * ({@code r2dbc:lockhygiene:postgresql:}), found by R2DBC's own discovery as an application finds them. Through
- * PgBouncer 1.18 r2dbc-postgresql needs {@code preparedStatementCacheQueries=0}; through 1.21 or later it keeps
- * its default.
+ * ({@code r2dbc:lockhygiene:postgresql:}), with the bed's options ({@link R2dbcOptions}).
  */
 final class R2dbcRoutes {
     static final Duration TIMEOUT = Duration.ofSeconds(30);
@@ -27,37 +23,14 @@ final class R2dbcRoutes {
     private R2dbcRoutes() {
     }
 
-    static ConnectionFactoryOptions options(TestBed bed, Route route, String driver, String... settings) {
-        URI u = URI.create(bed.url(route).substring("jdbc:".length()));
-        ConnectionFactoryOptions.Builder b = ConnectionFactoryOptions.builder()
-                .option(ConnectionFactoryOptions.DRIVER, driver)
-                .option(ConnectionFactoryOptions.HOST, u.getHost())
-                .option(ConnectionFactoryOptions.PORT, u.getPort())
-                .option(ConnectionFactoryOptions.DATABASE, u.getPath().substring(1))
-                .option(ConnectionFactoryOptions.USER, bed.endpoints().user())
-                .option(ConnectionFactoryOptions.PASSWORD, bed.endpoints().password());
-        if ("lockhygiene".equals(driver)) {
-            b.option(ConnectionFactoryOptions.PROTOCOL, "postgresql");
-        }
-        if (route == Route.TRANSACTION_POOL || route == Route.SESSION_POOL) {
-            // PgBouncer 1.18: no protocol-level prepared statements
-            b.option(Option.valueOf("preparedStatementCacheQueries"), "0");
-        }
-        for (String s : settings) {
-            int eq = s.indexOf('=');
-            b.option(Option.valueOf(s.substring(0, eq)), s.substring(eq + 1));
-        }
-        return b.build();
-    }
-
     /** Plain r2dbc-postgresql over the route. */
     static ConnectionFactory plain(TestBed bed, Route route) {
-        return ConnectionFactories.get(options(bed, route, "postgresql"));
+        return ConnectionFactories.get(R2dbcOptions.of(bed, route, "postgresql"));
     }
 
     /** r2dbc-postgresql through LockHygiene over the route, with {@code lockhygiene.*=value} settings. */
     static ConnectionFactory guarded(TestBed bed, Route route, String... settings) {
-        return ConnectionFactories.get(options(bed, route, "lockhygiene", settings));
+        return ConnectionFactories.get(R2dbcOptions.of(bed, route, "lockhygiene", settings));
     }
 
     static Connection open(ConnectionFactory cf) {

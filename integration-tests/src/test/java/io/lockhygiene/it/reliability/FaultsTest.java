@@ -168,7 +168,7 @@ class FaultsTest {
     void theNetworkStopsAnswering() throws Exception {
         long key = 996_030;
         String url = bed.url(Route.TRANSACTION_POOL);
-        int port = Integer.parseInt(url.replaceAll(".*:(\\d+)/.*", "$1"));
+        int port = TcpProxy.portOf(url);
         try (TcpProxy proxy = new TcpProxy(port)) {
             String proxied = "jdbc:lockhygiene:postgresql://127.0.0.1:" + proxy.port() + "/lockhygiene?prepareThreshold=0&socketTimeout=2";
             Connection c = java.sql.DriverManager.getConnection(proxied, bed.credentials());
