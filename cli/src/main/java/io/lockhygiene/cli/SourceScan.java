@@ -6,7 +6,7 @@ import java.util.List;
 import io.lockhygiene.internal.lint.SkipLockedAnalysis;
 import io.lockhygiene.internal.policy.Rule;
 import io.lockhygiene.internal.sql.AdvisoryCall;
-import io.lockhygiene.internal.sql.ScanResult;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.SqlScanner;
 
 /**

@@ -6,6 +6,12 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.concurrent.TimeUnit;
 
+import io.lockhygiene.bench.NoopStatement;
+import io.lockhygiene.internal.guard.StatementPlan.TextAnalysis;
+import io.lockhygiene.internal.jdbc.LockHygieneConnection;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
+import io.lockhygiene.internal.sql.SqlScanner;
+import io.lockhygiene.settings.Settings;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Mode;
@@ -14,12 +20,6 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-
-import io.lockhygiene.bench.NoopStatement;
-import io.lockhygiene.internal.jdbc.LockHygieneConnection;
-import io.lockhygiene.internal.sql.ScanResult;
-import io.lockhygiene.internal.sql.SqlScanner;
-import io.lockhygiene.settings.Settings;
 
 /**
  * The per-statement cost of LockHygiene's layer: the same do-nothing Statement called directly and

@@ -5,16 +5,17 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 
-import io.lockhygiene.internal.locktable.LockOwner;
 import io.lockhygiene.internal.guard.Binds;
-import io.lockhygiene.internal.placement.EndpointResolver;
+import io.lockhygiene.internal.holder.EmulatedWait.Limits;
 import io.lockhygiene.internal.holder.Holder;
-import io.lockhygiene.internal.placement.HolderRoute;
-import io.lockhygiene.internal.holder.Limits;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
+import io.lockhygiene.internal.locktable.LockOwner;
+import io.lockhygiene.internal.locktable.LockTable;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
-import io.lockhygiene.internal.policy.Situation;
+import io.lockhygiene.internal.placement.EndpointResolver;
+import io.lockhygiene.internal.placement.HolderRoute;
+import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.sql.TransactionControl;
@@ -35,6 +36,8 @@ public final class Emulation {
     private final String id;
     private final LeakReporter reporter;
     private final Holder holder;
+    /** The holder's lock table, which an owner's hot path asks directly; null when off. */
+    private final LockTable table;
     private final boolean threadOwners;
     private final LockOwner connectionOwner;
     /** null when off (every use is behind {@code holder != null}): a class less for most connections to load. */
@@ -64,6 +67,7 @@ public final class Emulation {
         this.reporter = reporter;
         if (on && route != null) {
             this.holder = EndpointResolver.resolve(route, settings, raw);
+            this.table = holder.table();
             this.threadOwners = route.threadOwners();
             this.connectionOwner = threadOwners ? null : LockOwner.ofConnection(id, reporter);
             this.tableTransaction = new TableTransaction();
@@ -73,6 +77,7 @@ public final class Emulation {
             }
         } else {
             this.holder = null;
+            this.table = null;
             this.threadOwners = false;
             this.connectionOwner = null;
             this.tableTransaction = null;
@@ -177,7 +182,7 @@ public final class Emulation {
      * loss returned, once; null otherwise. A commit asks this first.
      */
     public SQLException lostBeforeCommit() {
-        if (holder == null || !holder.lossSeen() || !owner().takeLost()) {
+        if (table == null || !table.lossSeen() || !owner().takeLost()) {
             return null;
         }
         tableTransaction.forget();
@@ -198,7 +203,7 @@ public final class Emulation {
      * autocommit, are fenced. Two volatile reads while nothing is held in the process.
      */
     public boolean ownerHolds() {
-        return holder != null && holder.anyoneHolds() && owner().holding();
+        return table != null && table.anyoneHolds() && owner().holding();
     }
 
     /**
@@ -207,7 +212,7 @@ public final class Emulation {
      * that finds nothing to fence because its locks were lost this moment gets the loss (rolled back) instead.
      */
     public int[] commitSeals() throws SQLException {
-        int[] seals = holder == null || !holder.anyoneHolds() ? null : holder.sealsOf(owner());
+        int[] seals = table == null ? null : table.commitSeals(owner());
         throwIfLockLost();
         return seals;
     }

@@ -3,7 +3,7 @@ package io.lockhygiene.internal.emulate;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import io.lockhygiene.internal.locktable.KeyValue;
+import io.lockhygiene.internal.locktable.AdvisoryKey.KeyValue;
 
 /**
  * Values of key expressions made only of immutable parts ({@code hashtext('report-daily')},

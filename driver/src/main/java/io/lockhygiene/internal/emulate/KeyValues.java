@@ -1,6 +1,6 @@
 package io.lockhygiene.internal.emulate;
 
-import io.lockhygiene.internal.locktable.KeyValue;
+import io.lockhygiene.internal.locktable.AdvisoryKey.KeyValue;
 import io.lockhygiene.internal.shape.KeyArg;
 
 /**

@@ -1,6 +1,8 @@
 package io.lockhygiene.internal.emulate;
 
 import java.sql.SQLWarning;
+import java.util.Collections;
+import java.util.List;
 
 import io.lockhygiene.internal.shape.ShapeText;
 
@@ -41,5 +43,63 @@ public final class Outcome {
     /** The statement is over: transaction-level locks of an autocommit statement go. Never throws. */
     public void finish() {
         finish.run();
+    }
+
+    /**
+     * An answer emulate made itself, as PostgreSQL would have sent it: column labels and types (boolean or
+     * void), rows of values in text format, warnings ("you don't own a lock of type ..."), and for a JDBC
+     * {@code {? = call}} the value of the out parameter. The JDBC faces turn it into a pgjdbc result set.
+     */
+    public static final class LocalRows {
+        public static final int BOOL = 16;
+        public static final int VOID = 2278;
+        static final byte[] TRUE = {'t'};
+        static final byte[] FALSE = {'f'};
+        static final byte[] EMPTY = {};
+
+        private final String[] labels;
+        private final int[] types;
+        private final List<byte[][]> rows;
+        private final SQLWarning warnings;
+        private final Object out;
+
+        LocalRows(String[] labels, int[] types, List<byte[][]> rows, SQLWarning warnings, Object out) {
+            this.labels = labels;
+            this.types = types;
+            this.rows = Collections.unmodifiableList(rows);
+            this.warnings = warnings;
+            this.out = out;
+        }
+
+        public String[] labels() {
+            return labels.clone();
+        }
+
+        public int[] types() {
+            return types.clone();
+        }
+
+        public List<byte[][]> rows() {
+            return rows;
+        }
+
+        public SQLWarning warnings() {
+            return warnings;
+        }
+
+        /** {@code {? = call f(...)}}: the function's result (Boolean, null, or ShapeEvaluator.VOID). */
+        public Object outValue() {
+            return out;
+        }
+
+        static byte[] text(Object value) {
+            if (value == null) {
+                return null;
+            }
+            if (value instanceof Boolean) {
+                return (Boolean) value ? TRUE : FALSE;
+            }
+            return EMPTY; // void
+        }
     }
 }

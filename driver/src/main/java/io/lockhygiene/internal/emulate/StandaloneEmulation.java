@@ -3,9 +3,8 @@ package io.lockhygiene.internal.emulate;
 import java.sql.SQLException;
 import java.util.List;
 
+import io.lockhygiene.internal.holder.EmulatedWait.Limits;
 import io.lockhygiene.internal.holder.Holder;
-import io.lockhygiene.internal.holder.Limits;
-import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
@@ -13,6 +12,7 @@ import io.lockhygiene.internal.locktable.LockOwner;
 import io.lockhygiene.internal.shape.KeyArg;
 import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.shape.Node;
+import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 
@@ -106,7 +106,7 @@ public final class StandaloneEmulation {
 
     /** True while the owner holds emulated locks: its commits are fenced. Two volatile reads when nothing is held. */
     public boolean ownerHolds() {
-        return holder.anyoneHolds() && owner.holding();
+        return holder.table().anyoneHolds() && owner.holding();
     }
 
     /** True while its open transaction has transaction-level locks in the table. */
@@ -119,7 +119,7 @@ public final class StandaloneEmulation {
      * by the caller, as a dead session's would be); null otherwise.
      */
     public SQLException lossOnce() {
-        if (!holder.lossSeen() || !owner.takeLost()) {
+        if (!holder.table().lossSeen() || !owner.takeLost()) {
             return null;
         }
         tableTransaction.forget();
@@ -128,7 +128,7 @@ public final class StandaloneEmulation {
 
     /** The seals the owner's next commit must check in its round trip, or null when it holds nothing. */
     public int[] commitSeals() {
-        return holder.anyoneHolds() ? holder.sealsOf(owner) : null;
+        return holder.table().commitSeals(owner);
     }
 
     /** The fence statement for {@code seals} (see {@link Seals#fence}), made once while they stay the same. */

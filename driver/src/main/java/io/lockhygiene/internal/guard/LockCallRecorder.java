@@ -5,15 +5,15 @@ import java.sql.SQLException;
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.internal.leak.CallSite;
 import io.lockhygiene.internal.leak.LeakReporter;
-import io.lockhygiene.internal.leak.LockCall;
 import io.lockhygiene.internal.leak.RateLimiter;
+import io.lockhygiene.internal.leak.RecentCalls.LockCall;
 import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.internal.leak.UnlockWatch;
 import io.lockhygiene.internal.log.Log;
+import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.Rule;
-import io.lockhygiene.internal.policy.Situation;
 import io.lockhygiene.internal.sql.AdvisoryCall;
-import io.lockhygiene.internal.sql.ScanResult;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.settings.Settings;
 
 /**

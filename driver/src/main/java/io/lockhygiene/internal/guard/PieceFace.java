@@ -5,7 +5,8 @@ import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.util.List;
 
-import io.lockhygiene.internal.emulate.LocalRows;
+import io.lockhygiene.internal.emulate.Outcome.LocalRows;
+import io.lockhygiene.internal.guard.PlanRun.Executed;
 import io.lockhygiene.internal.shape.ShapeText;
 
 /**

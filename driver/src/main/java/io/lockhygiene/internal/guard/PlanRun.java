@@ -11,16 +11,17 @@ import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.emulate.Validation;
-import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.leak.CallSite;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.internal.leak.UnlockWatch;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
+import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
-import io.lockhygiene.internal.policy.Situation;
-import io.lockhygiene.internal.sql.ScanResult;
+import io.lockhygiene.internal.sql.Seals;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
+import io.lockhygiene.internal.sql.SqlScanner;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 
@@ -30,7 +31,7 @@ import io.lockhygiene.settings.Settings;
  * refuse it, or split a text of several statements ({@link SeveralStatements}). Also the fence of a
  * statement whose owner holds emulated locks. One per connection; its thread only.
  */
-final class PlanRun {
+public final class PlanRun {
     private final Connection raw;
     private final Settings settings;
     private final String id;
@@ -103,7 +104,7 @@ final class PlanRun {
      */
     <R> Executed<R> owning(StatementPlan plan, Face face, Call<R> call) throws SQLException {
         Statement app = face.app();
-        if (TransactionControl.discardsAll(plan.original)) {
+        if (SqlScanner.discardsAll(plan.original)) {
             R result = call.run(app, plan.sent);
             emulation.discardedAll();
             return Executed.onApp(result);
@@ -239,5 +240,47 @@ final class PlanRun {
         }
         ends.afterExecution(where.status());
         return result;
+    }
+
+    /**
+     * What one execution on the guard's slow path returns to the JDBC face: the JDBC method's own value, and where
+     * the application reads the results until its next execution (null: its own pgjdbc statement) with emulate's
+     * outcome when emulate answered (else null). The guard decides; the face only shows it.
+     */
+    public static final class Executed<R> {
+        private final R value;
+        private final Statement shownOn;
+        private final Outcome outcome;
+
+        private Executed(R value, Statement shownOn, Outcome outcome) {
+            this.value = value;
+            this.shownOn = shownOn;
+            this.outcome = outcome;
+        }
+
+        /** Ran on the application's own statement: its results are read there. */
+        static <R> Executed<R> onApp(R value) {
+            return new Executed<>(value, null, null);
+        }
+
+        /** The results are read from {@code shownOn} (a statement of ours or an answer made here). */
+        static <R> Executed<R> shownOn(R value, Statement shownOn, Outcome outcome) {
+            return new Executed<>(value, shownOn, outcome);
+        }
+
+        /** The JDBC method's value (a ResultSet, a count, execute's boolean). */
+        public R value() {
+            return value;
+        }
+
+        /** Where the results are read; null for the application's own statement. */
+        public Statement shownOn() {
+            return shownOn;
+        }
+
+        /** emulate's outcome of this execution, or null. */
+        public Outcome outcome() {
+            return outcome;
+        }
     }
 }

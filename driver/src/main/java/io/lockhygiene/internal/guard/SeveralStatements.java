@@ -5,7 +5,8 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.lockhygiene.internal.sql.ScanResult;
+import io.lockhygiene.internal.guard.PlanRun.Executed;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.SqlScanner;
 import io.lockhygiene.internal.sql.TransactionControl;
 

@@ -8,18 +8,18 @@ import java.util.List;
 
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.internal.emulate.Emulation;
-import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.leak.PgLocks;
+import io.lockhygiene.internal.leak.RecentCalls.RecentStatements;
 import io.lockhygiene.internal.leak.RecentCalls;
-import io.lockhygiene.internal.leak.RecentStatements;
 import io.lockhygiene.internal.leak.ReportLog;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.policy.LeakCheckSample;
+import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
-import io.lockhygiene.internal.policy.Situation;
+import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 

@@ -1,22 +1,24 @@
 package io.lockhygiene.internal.holder;
 
-import io.lockhygiene.internal.emulate.KeyCache;
-import io.lockhygiene.internal.locktable.ThreadOwners;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.emulate.KeyCache;
+import io.lockhygiene.internal.holder.EmulatedWait.Limits;
+import io.lockhygiene.internal.holder.MainSession.Take;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
-import io.lockhygiene.internal.locktable.TransactionHolds;
-import io.lockhygiene.internal.locktable.TransactionId;
-import io.lockhygiene.internal.locktable.Answer;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
+import io.lockhygiene.internal.locktable.Answer;
 import io.lockhygiene.internal.locktable.LockOwner;
 import io.lockhygiene.internal.locktable.LockTable;
 import io.lockhygiene.internal.locktable.SessionHold;
+import io.lockhygiene.internal.locktable.ThreadOwners;
+import io.lockhygiene.internal.locktable.TransactionHolds;
+import io.lockhygiene.internal.locktable.TransactionId;
 import io.lockhygiene.internal.log.Log;
 
 /**
@@ -70,14 +72,12 @@ public final class Holder implements TransactionHolds {
         return stats.snapshot();
     }
 
-    /** False until some owner was told of a loss: the hot path reads one volatile field. */
-    public boolean lossSeen() {
-        return life.lossSeen();
-    }
-
-    /** True when some owner of this holder holds anything (one volatile read). */
-    public boolean anyoneHolds() {
-        return table.anyoneHolds();
+    /**
+     * The process's lock table: an owner's hot path (its loss, whether it holds anything, its commit's seals)
+     * asks the table directly.
+     */
+    public LockTable table() {
+        return table;
     }
 
     /** The pooled owner of the calling thread. */
@@ -245,18 +245,6 @@ public final class Holder implements TransactionHolds {
 
     public boolean holdsAnything(LockOwner owner) {
         return table.holdsAnything(owner);
-    }
-
-    /**
-     * What a commit of {@code owner} must check in its round trip: the seals of the sessions its locks live
-     * on, or null when it holds nothing (a commit that owes nothing pays nothing).
-     */
-    public int[] sealsOf(LockOwner owner) {
-        return table.anyoneHolds() ? nullIfEmpty(table.sealsOf(owner)) : null;
-    }
-
-    private static int[] nullIfEmpty(int[] seals) {
-        return seals.length == 0 ? null : seals;
     }
 
     /** The keys {@code owner} holds, for a message. */

@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.holder.MainSession.Take;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.locktable.LockOwner;
 import io.lockhygiene.internal.locktable.LockTable;
@@ -37,7 +38,6 @@ final class HolderLife {
     private ServerQueue waits;
     private Runnable reapGoneThreads;
     /** Set at the first loss that told owners: from then on, statements ask their owner. */
-    private volatile boolean anyLost;
     private long lastFullRound = System.nanoTime();
 
     HolderLife(HolderEndpoint endpoint, LockTable table, MainLink[] mains) {
@@ -54,11 +54,6 @@ final class HolderLife {
     /** The watchdog's full round also reaps the locks of pooled threads that ended (the holder's work). */
     void reapWith(Runnable reap) {
         this.reapGoneThreads = reap;
-    }
-
-    /** False until some owner was told of a loss: the hot path reads one volatile field. */
-    boolean lossSeen() {
-        return anyLost;
     }
 
     /**
@@ -117,7 +112,7 @@ final class HolderLife {
         if (owners.isEmpty()) {
             return;
         }
-        anyLost = true;
+        table.lossTold();
         for (LockOwner owner : owners) {
             if (owner != caller && !inBatch(owner, batch)) {
                 owner.markLost();

@@ -1,12 +1,13 @@
 package io.lockhygiene.internal.holder;
 
-import io.lockhygiene.internal.sql.Seals;
 import java.sql.SQLException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.lockhygiene.internal.holder.EmulatedWait.Limits;
 import io.lockhygiene.internal.locktable.LockTable;
+import io.lockhygiene.internal.sql.Seals;
 
 /**
  * The holder's main session: tries, releases and the watchdog's look, one round trip at a time under its
@@ -28,6 +29,8 @@ final class MainLink implements LockTable.Backend {
     private final HolderEndpoint endpoint;
     /** Written under io; volatile for the watchdog's and {@link #isOpen}'s look without it. */
     private volatile HolderLink link;
+    /** True when holding locks pins a pooled server (the application's route): the endpoint's, read once. */
+    private final boolean pins;
     /** Through a pooler: inside the transaction that pins its server (under io). */
     private boolean pinned;
     /** Through a pooler: the seal taken on the pinned server (under io; 0 when not pinned). */
@@ -43,6 +46,7 @@ final class MainLink implements LockTable.Backend {
 
     MainLink(HolderEndpoint endpoint) {
         this.endpoint = endpoint;
+        this.pins = !endpoint.dedicated();
     }
 
     /**
@@ -142,7 +146,7 @@ final class MainLink implements LockTable.Backend {
 
     /** True when holding locks pins a pooled server (the application's route). */
     boolean pins() {
-        return !endpoint.dedicated();
+        return pins;
     }
 
     /** Under io: whether its pinning transaction is open. */

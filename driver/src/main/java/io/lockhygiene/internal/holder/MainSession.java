@@ -11,9 +11,11 @@ import java.util.function.Predicate;
 
 import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
+import io.lockhygiene.internal.locktable.Answer;
 import io.lockhygiene.internal.locktable.LockOwner;
 import io.lockhygiene.internal.locktable.LockTable;
 import io.lockhygiene.internal.locktable.ServerLock;
+import io.lockhygiene.internal.locktable.TransactionId;
 
 /**
  * The holder's main session at work: takes of all owners that need the server share one round trip (one
@@ -145,12 +147,12 @@ final class MainSession {
                     t.fail(new SQLException(EmulateMessages.CLOSED, "08003"));
                     continue;
                 }
-                LockTable.ServerStep step = batchKeys.add(t.key) ? table.stillNeedsServer(t.owner, t.key, t.shared,
-                        t.tryLock, t.queued, t.probe, link) : LockTable.ServerStep.NOT_NEEDED;
-                if (step == LockTable.ServerStep.NOT_NEEDED) {
+                Answer.ServerStep step = batchKeys.add(t.key) ? table.stillNeedsServer(t.owner, t.key, t.shared,
+                        t.tryLock, t.queued, t.probe, link) : Answer.ServerStep.NOT_NEEDED;
+                if (step == Answer.ServerStep.NOT_NEEDED) {
                     t.decideAgain();
                 } else {
-                    t.grantedAtOnce = step == LockTable.ServerStep.GRANTED_AT_ONCE;
+                    t.grantedAtOnce = step == Answer.ServerStep.GRANTED_AT_ONCE;
                     batch.add(t);
                 }
             }
@@ -254,6 +256,60 @@ final class MainSession {
             link.unpin();
         } catch (SQLException | RuntimeException e) {
             throw life.lost(e, new ArrayList<>(0), caller);
+        }
+    }
+
+    /**
+     * A server acquisition some owner waits for, sent in the next round trip of the holder's main session by
+     * whichever thread holds its {@code io} lock then (owners share round trips instead of queueing for them).
+     * Written under {@code io}; read by its owner once {@link #done} says it was answered.
+     */
+    static final class Take {
+        /** What the server said to a take, or that the table must decide again (it changed meanwhile). */
+        enum Result { GRANTED, REFUSED, DECIDE_AGAIN }
+
+        final LockOwner owner;
+        final AdvisoryKey key;
+        final boolean shared;
+        final boolean tryLock;
+        final TransactionId tx;
+        final int level;
+        /** The owner is in the key's queue (it waited locally before). */
+        final boolean queued;
+        /** Only asks whether the key is free now (taken and let go in the same statement); nothing is granted. */
+        final boolean probe;
+        /** A blocking shared request on a backend that holds the key exclusively: PostgreSQL grants it at once. */
+        boolean grantedAtOnce;
+        /** Written last, after the result or the failure: read by its owner's thread without the turn. */
+        volatile boolean done;
+        Result result;
+        SQLException failure;
+
+        Take(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, TransactionId tx, int level, boolean queued,
+             boolean probe) {
+            this.owner = owner;
+            this.key = key;
+            this.shared = shared;
+            this.tryLock = tryLock;
+            this.tx = tx;
+            this.level = level;
+            this.queued = queued;
+            this.probe = probe;
+        }
+
+        void fail(SQLException e) {
+            failure = e;
+            done = true;
+        }
+
+        void decideAgain() {
+            result = Result.DECIDE_AGAIN;
+            done = true;
+        }
+
+        void answer(boolean got) {
+            result = got ? Result.GRANTED : Result.REFUSED;
+            done = true;
         }
     }
 }

@@ -8,11 +8,13 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import io.lockhygiene.internal.emulate.EmulateMessages;
-import io.lockhygiene.internal.locktable.TransactionId;
+import io.lockhygiene.internal.holder.EmulatedWait.Limits;
+import io.lockhygiene.internal.holder.MainSession.Take;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.locktable.LockOwner;
 import io.lockhygiene.internal.locktable.LockTable;
 import io.lockhygiene.internal.locktable.ServerLock;
+import io.lockhygiene.internal.locktable.TransactionId;
 import io.lockhygiene.internal.log.Log;
 
 /**

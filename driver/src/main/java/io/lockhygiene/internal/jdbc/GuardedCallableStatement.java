@@ -5,7 +5,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 import io.lockhygiene.build.Forwarding;
-import io.lockhygiene.internal.emulate.LocalRows;
+import io.lockhygiene.internal.emulate.Outcome.LocalRows;
 import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.guard.StatementPlan;
 import io.lockhygiene.internal.shape.ShapeEvaluator;

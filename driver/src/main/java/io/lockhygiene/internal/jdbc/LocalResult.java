@@ -38,7 +38,7 @@ abstract class LocalResult implements Statement {
     }
 
     /** Rows answered by emulate, as a pgjdbc result set of the application's statement. */
-    static LocalResult rows(Statement appStatement, io.lockhygiene.internal.emulate.LocalRows rows) throws SQLException {
+    static LocalResult rows(Statement appStatement, io.lockhygiene.internal.emulate.Outcome.LocalRows rows) throws SQLException {
         return new GeneratedLocalResult(appStatement, io.lockhygiene.internal.pgjdbc.Pgjdbc.driverResultSet(appStatement,
                 rows.labels(), rows.types(), rows.rows()), rows.warnings());
     }

@@ -6,11 +6,11 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.lockhygiene.internal.emulate.LocalRows;
+import io.lockhygiene.internal.emulate.Outcome.LocalRows;
 import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.guard.Binds;
-import io.lockhygiene.internal.guard.Executed;
 import io.lockhygiene.internal.guard.Face;
+import io.lockhygiene.internal.guard.PlanRun.Executed;
 import io.lockhygiene.internal.shape.ShapeText;
 
 /**

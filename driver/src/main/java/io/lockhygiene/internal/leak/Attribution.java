@@ -2,6 +2,8 @@ package io.lockhygiene.internal.leak;
 
 import java.util.List;
 
+import io.lockhygiene.internal.leak.RecentCalls.LockCall;
+
 /**
  * Which call, if any, took a lock found at a leak check. A call with literal keys matches exactly; a
  * call with expression or parameter keys is the likely taker when nothing matches exactly; with no
@@ -22,7 +24,7 @@ public final class Attribution {
                 continue;
             }
             String args = c.argumentText();
-            if (HeldLock.isLiteral(args)) {
+            if (LockCall.isLiteral(args)) {
                 if (lock.matchesLiteralArguments(args)) {
                     return c;
                 }

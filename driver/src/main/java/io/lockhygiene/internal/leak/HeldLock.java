@@ -88,18 +88,6 @@ public final class HeldLock {
         return false;
     }
 
-    /** Whether argument text is made only of integer literals (so it can be matched exactly). */
-    public static boolean isLiteral(String argumentText) {
-        for (String p : argumentText.split(",", -1)) {
-            try {
-                Long.parseLong(p.trim());
-            } catch (NumberFormatException e) {
-                return false;
-            }
-        }
-        return true;
-    }
-
     @Override
     public String toString() {
         return "advisory lock " + key() + " (" + mode + ")";

@@ -7,9 +7,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.lockhygiene.events.EventType;
-import io.lockhygiene.events.LockHygieneEvent;
 import io.lockhygiene.internal.events.EventFactory;
 import io.lockhygiene.internal.events.Events;
+import io.lockhygiene.internal.leak.RecentCalls.LockCall;
+import io.lockhygiene.internal.leak.RecentCalls.RecentStatements;
 import io.lockhygiene.settings.Settings;
 
 /**

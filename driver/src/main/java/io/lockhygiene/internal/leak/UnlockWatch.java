@@ -9,11 +9,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
-import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.events.EventType;
+import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.leak.RecentCalls.LockCall;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.sql.AdvisoryCall;
-import io.lockhygiene.internal.sql.ScanResult;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 
 /**
  * The most common real failure: an unlock that PostgreSQL answers with false and "you don't own a lock",
@@ -40,7 +41,7 @@ public final class UnlockWatch {
 
     /** Remembers where a literal key was taken (acquire calls only). */
     public static void taken(LockCall call) {
-        if (call.function().isAcquire() && HeldLock.isLiteral(call.argumentText())) {
+        if (call.function().isAcquire() && LockCall.isLiteral(call.argumentText())) {
             TAKEN.put(normal(call.argumentText()), call);
         }
     }
@@ -82,11 +83,11 @@ public final class UnlockWatch {
         Throwable here = CallSite.capture("unlock that PostgreSQL answered with false sent here");
         String site = CallSite.describe(here);
         String args = unlock.argumentText(sql);
-        LockCall taker = HeldLock.isLiteral(args) ? TAKEN.get(normal(args)) : null;
+        LockCall taker = LockCall.isLiteral(args) ? TAKEN.get(normal(args)) : null;
         String where = taker != null
                 ? " This process took that key with " + taker.function().sqlName() + " at " + CallSite.describe(taker.takenAt())
                 + ": lock and unlock ran on different sessions (transaction pooling, or two borrows of a pool)."
-                : HeldLock.isLiteral(args)
+                : LockCall.isLiteral(args)
                 ? " This process never took that key through LockHygiene (another process holds it, or a function did)."
                 : " Its key is an expression or a bind parameter, so where it was taken cannot be matched.";
         String message = unlock.function().sqlName() + "(" + args + ") at " + site + " returned false: PostgreSQL says"

@@ -2,6 +2,9 @@ package io.lockhygiene.internal.locktable;
 
 /** What a request gets from the lock table right now (see {@link LockTable#request}). */
 public final class Answer {
+    /** What a take queued for the main session still needs when its batch is sent. */
+    public enum ServerStep { NOT_NEEDED, TRY, GRANTED_AT_ONCE }
+
     /** The decision. */
     public enum Verdict { GRANTED, SERVER, REFUSED, WAIT, DEADLOCK }
 

@@ -200,20 +200,20 @@ final class KeyState {
      * For a take queued for the main session {@code main}, at its batch: whether it still needs the server
      * (see {@link LockTable#stillNeedsServer}).
      */
-    LockTable.ServerStep serverStep(LockOwner owner, boolean shared, boolean tryLock, boolean queued, boolean probe,
+    Answer.ServerStep serverStep(LockOwner owner, boolean shared, boolean tryLock, boolean queued, boolean probe,
                                     LockTable.Backend main) {
         LockTable.Backend home = server(!shared);
         if (probe) {
             // a session's own lock does not conflict with its own try; a key on a waiting session goes there
             return tryBlocker(owner, shared) == null && server(shared) == null && (home == null || home == main)
-                    ? LockTable.ServerStep.TRY : LockTable.ServerStep.NOT_NEEDED;
+                    ? Answer.ServerStep.TRY : Answer.ServerStep.NOT_NEEDED;
         }
         LockOwner blocker = queued ? blockerInQueue(owner, shared) : tryLock ? tryBlocker(owner, shared)
                 : blocker(owner, shared);
         if (blocker != null || server(shared) != null || (home != null && home != main)) {
-            return LockTable.ServerStep.NOT_NEEDED;
+            return Answer.ServerStep.NOT_NEEDED;
         }
-        return !tryLock && shared && home == main ? LockTable.ServerStep.GRANTED_AT_ONCE : LockTable.ServerStep.TRY;
+        return !tryLock && shared && home == main ? Answer.ServerStep.GRANTED_AT_ONCE : Answer.ServerStep.TRY;
     }
 
     /** The server holds this mode and no owner needs it (nor a queued owner, who takes it next). */

@@ -6,6 +6,8 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
+import io.lockhygiene.internal.locktable.Holdings.WaitQueues;
+
 /**
  * PostgreSQL's advisory lock semantics among the owners of one process, for one lock holder, and its own
  * monitor. Each owner (an application connection, or a thread of a pool) holds keys as a session would:
@@ -29,9 +31,7 @@ public final class LockTable {
     public interface Backend {
     }
 
-    /** What a take queued for the main session still needs when its batch is sent. */
-    public enum ServerStep { NOT_NEEDED, TRY, GRANTED_AT_ONCE }
-
+    private volatile boolean lossSeen;
     private final ReentrantLock state = new ReentrantLock();
     private final Condition changed = state.newCondition();
     private long generation;
@@ -97,11 +97,11 @@ public final class LockTable {
      *
      * @param probe only asks whether the key is free (taken and let go in one statement)
      */
-    public ServerStep stillNeedsServer(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock,
+    public Answer.ServerStep stillNeedsServer(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock,
                                        boolean queued, boolean probe, Backend main) {
         return underLock(() -> {
             KeyState k = holdings.keys.get(key);
-            return k == null ? ServerStep.TRY : k.serverStep(owner, shared, tryLock, queued, probe, main);
+            return k == null ? Answer.ServerStep.TRY : k.serverStep(owner, shared, tryLock, queued, probe, main);
         });
     }
 
@@ -279,13 +279,7 @@ public final class LockTable {
 
     /** The owners that hold {@code key} in a mode conflicting with {@code shared}, for the deadlock probe. */
     public List<LockOwner> ownersHolding(AdvisoryKey key, boolean shared) {
-        state.lock();
-        try {
-            KeyState k = holdings.keys.get(key);
-            return k == null ? List.of() : k.ownersHolding(shared);
-        } finally {
-            state.unlock();
-        }
+        return underLock(() -> holdings.ownersHolding(key, shared));
     }
 
     /** The owner {@code owner} waits for here now, or null (its turn has come, or it waits for another process). */
@@ -303,12 +297,20 @@ public final class LockTable {
         return underLock(() -> server.onBackend(on));
     }
 
-    /**
-     * The seals of the sessions the owner's holds live on (what its fenced commit checks), distinct; empty
-     * when it holds nothing.
-     */
-    public int[] sealsOf(LockOwner owner) {
-        return underLock(() -> holdings.sealsOf(owner));
+    /** What a commit of {@code owner} checks: the seals of its holds' sessions, distinct; null when it holds nothing. */
+    public int[] commitSeals(LockOwner owner) {
+        int[] seals = holdings.anyoneHolds() ? underLock(() -> holdings.sealsOf(owner)) : null;
+        return seals == null || seals.length == 0 ? null : seals;
+    }
+
+    /** False until some owner was told of a loss: an owner's hot path reads this one volatile field first. */
+    public boolean lossSeen() {
+        return lossSeen;
+    }
+
+    /** Some owners are told of a loss now (the holder marks them before it clears the table). */
+    public void lossTold() {
+        lossSeen = true;
     }
 
     /** The keys the owner holds, for messages. */

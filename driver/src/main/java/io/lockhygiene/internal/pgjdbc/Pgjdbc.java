@@ -6,7 +6,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 
-import io.lockhygiene.internal.policy.Situation;
+import io.lockhygiene.internal.policy.LockPolicy.Situation;
 
 /**
  * The two things LockHygiene asks pgjdbc beyond java.sql: the BackendKeyData pid and the transaction

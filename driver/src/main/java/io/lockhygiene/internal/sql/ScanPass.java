@@ -1,8 +1,5 @@
 package io.lockhygiene.internal.sql;
 
-import java.util.ArrayList;
-import java.util.List;
-
 import static io.lockhygiene.internal.sql.SqlLexer.COMMA;
 import static io.lockhygiene.internal.sql.SqlLexer.DOT;
 import static io.lockhygiene.internal.sql.SqlLexer.END;
@@ -12,6 +9,11 @@ import static io.lockhygiene.internal.sql.SqlLexer.QUOTED;
 import static io.lockhygiene.internal.sql.SqlLexer.RPAREN;
 import static io.lockhygiene.internal.sql.SqlLexer.SEMI;
 import static io.lockhygiene.internal.sql.SqlLexer.STRING;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 
 /**
  * One scan of a text (see {@link SqlScanner#scan}): the advisory calls with their arguments and whether they

@@ -1,5 +1,7 @@
 package io.lockhygiene.internal.sql;
 
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
+
 /**
  * Turns session-level advisory calls into their transaction-scoped forms by splicing function names at
  * the positions the scanner found; every other character of the text stays as it was.

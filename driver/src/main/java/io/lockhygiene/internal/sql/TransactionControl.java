@@ -76,26 +76,6 @@ public final class TransactionControl {
     }
 
     /**
-     * True when {@code sql} is {@code DISCARD ALL} alone (any case, spaces and comments, a trailing
-     * semicolon), which on PostgreSQL also releases the session's advisory locks.
-     */
-    public static boolean discardsAll(String sql) {
-        if (sql == null) {
-            return false;
-        }
-        SqlLexer lexer = new SqlLexer(sql);
-        if (lexer.next() != SqlLexer.IDENT || !lexer.isWord("discard")
-                || lexer.next() != SqlLexer.IDENT || !lexer.isWord("all")) {
-            return false;
-        }
-        int kind = lexer.next();
-        if (kind == SqlLexer.SEMI) {
-            kind = lexer.next();
-        }
-        return kind == SqlLexer.END;
-    }
-
-    /**
      * True when the transaction end {@code endText} commits (COMMIT, END, COMMIT AND CHAIN in any case, after
      * comments): not a ROLLBACK, ABORT or PREPARE TRANSACTION.
      */

@@ -1,21 +1,21 @@
 package io.lockhygiene.internal.emulate;
 
-import java.sql.SQLException;
-import java.util.ArrayList;
-import java.util.List;
-
-import org.junit.jupiter.api.Test;
-
-import io.lockhygiene.internal.guard.Binds;
-import io.lockhygiene.internal.locktable.AdvisoryKey;
-import io.lockhygiene.internal.locktable.KeyValue;
-import io.lockhygiene.internal.shape.LockShape;
-import io.lockhygiene.internal.shape.ShapeParser;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.lockhygiene.internal.emulate.KeyResolution.CallKey;
+import io.lockhygiene.internal.guard.Binds;
+import io.lockhygiene.internal.locktable.AdvisoryKey.KeyValue;
+import io.lockhygiene.internal.locktable.AdvisoryKey;
+import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.shape.ShapeParser;
+import org.junit.jupiter.api.Test;
 
 /**
  * An execution's keys where the JVM knows them (no server is asked: the connection passed is null, and any

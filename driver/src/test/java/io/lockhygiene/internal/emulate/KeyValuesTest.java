@@ -1,18 +1,17 @@
 package io.lockhygiene.internal.emulate;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import java.sql.Types;
 import java.util.HashMap;
 import java.util.Map;
 
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-
-import io.lockhygiene.internal.locktable.KeyValue;
+import io.lockhygiene.internal.locktable.AdvisoryKey.KeyValue;
 import io.lockhygiene.internal.shape.KeyArg;
 import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.shape.ShapeParser;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Which key values the JVM may read itself, exactly as PostgreSQL would take them; every other case is the

@@ -15,11 +15,11 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
+import io.lockhygiene.internal.holder.EmulatedWait.Limits;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.locktable.LockOwner;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * The lock holder against a fake server (no PostgreSQL): batching, hand-overs, waits, deadlocks and loss,
@@ -259,7 +259,7 @@ class HolderTest {
         SQLException e = assertThrows(SQLException.class,
                 () -> h.acquire(owner("c"), AdvisoryKey.bigint(8), false, true, null, 0, Limits.none()));
         assertEquals("08006", e.getSQLState(), "the statement that met the loss gets pgjdbc's error");
-        assertTrue(h.lossSeen());
+        assertTrue(h.table().lossSeen());
         assertTrue(a.takeLost(), "a is told on its next statement");
         assertTrue(b.takeLost());
         assertFalse(a.takeLost(), "once");

@@ -11,11 +11,11 @@ import java.util.List;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
+import io.lockhygiene.internal.holder.EmulatedWait.Limits;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.locktable.LockOwner;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** A holder with several main sessions against a fake server: where keys live, releases, and a lost session. */
 class MainSessionsTest {
@@ -64,7 +64,7 @@ class MainSessionsTest {
         }
         assertEquals(3, sessions.size(), "twelve keys on all three sessions: " + sessions);
         assertEquals(3, server.holdingSessions().size(), "no more sessions than asked for");
-        int[] seals = h.sealsOf(owners.get(0));
+        int[] seals = h.table().commitSeals(owners.get(0));
         assertEquals(1, seals.length, "an owner's commit checks the session its key lives on");
         assertFalse(h.acquire(owner("x"), AdvisoryKey.bigint(2000), false, true, null, 0, Limits.none()),
                 "decided in the one table, whichever session holds the key");

@@ -1,15 +1,15 @@
 package io.lockhygiene.internal.leak;
 
-import java.util.List;
-
-import org.junit.jupiter.api.Test;
-
-import io.lockhygiene.internal.sql.AdvisoryFunction;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+
+import io.lockhygiene.internal.leak.RecentCalls.LockCall;
+import io.lockhygiene.internal.sql.AdvisoryFunction;
+import org.junit.jupiter.api.Test;
 
 class AttributionTest {
 

@@ -1,12 +1,14 @@
 package io.lockhygiene.internal.leak;
 
-import org.junit.jupiter.api.Test;
-
-import io.lockhygiene.internal.sql.AdvisoryFunction;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.lockhygiene.internal.leak.RecentCalls.LockCall;
+import io.lockhygiene.internal.sql.AdvisoryFunction;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** Issue 14, item 5: attribution memory is bounded and says what it dropped. */
 class RecentCallsTest {
@@ -41,5 +43,22 @@ class RecentCallsTest {
         to.addLast(from, 2);
         assertEquals(2, to.list().size());
         assertEquals("3", to.list().get(0).argumentText());
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '~', value = {
+            "42              | true",
+            "-7              | true",
+            "1, 2            | true",
+            "~ 1 ,2 ~        | true",
+            "9223372036854775807  | true",
+            "9223372036854775808  | false",
+            "$1              | false",
+            "hashtext('a')   | false",
+            "1,              | false",
+            "~~              | false",
+    })
+    void onlyIntegerLiteralArgumentsAreMatchedExactly(String argumentText, boolean literal) {
+        assertEquals(literal, LockCall.isLiteral(argumentText));
     }
 }

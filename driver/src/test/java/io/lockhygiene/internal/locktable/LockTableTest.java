@@ -247,16 +247,25 @@ class LockTableTest {
 
     @Test
     void sealsAreThoseOfTheSessionsTheOwnersLocksLiveOn() {
-        assertArrayEquals(new int[0], table.sealsOf(a));
+        assertNull(table.commitSeals(a), "a commit of an owner holding nothing checks nothing");
         take(a, k, false, null, 0, main);
         take(a, AdvisoryKey.bigint(8), false, null, 0, waiting);
         take(b, AdvisoryKey.bigint(9), true, null, 0, waiting);
-        assertArrayEquals(new int[] {11, 22}, java.util.stream.IntStream.of(table.sealsOf(a)).sorted().toArray());
-        assertArrayEquals(new int[] {22}, table.sealsOf(b));
+        assertArrayEquals(new int[] {11, 22}, java.util.stream.IntStream.of(table.commitSeals(a)).sorted().toArray());
+        assertArrayEquals(new int[] {22}, table.commitSeals(b));
         assertEquals(List.of(k, AdvisoryKey.bigint(8)).size(), table.keysOf(a).size());
         table.unlockAll(a);
-        assertArrayEquals(new int[0], table.sealsOf(a));
+        assertNull(table.commitSeals(a), "nothing left to check");
         assertTrue(table.anyoneHolds(), "b still holds");
+        table.unlockAll(b);
+        assertNull(table.commitSeals(b), "nobody holds anything");
+    }
+
+    @Test
+    void aLossIsSeenOnceToldAndNeverBefore() {
+        assertFalse(table.lossSeen());
+        table.lossTold();
+        assertTrue(table.lossSeen());
     }
 
     @Test

@@ -3,17 +3,17 @@ package io.lockhygiene.internal.policy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-
-import io.lockhygiene.internal.policy.Situation.TransactionStatus;
-import io.lockhygiene.internal.policy.Situation.Venue;
+import io.lockhygiene.internal.policy.LockPolicy.Situation.TransactionStatus;
+import io.lockhygiene.internal.policy.LockPolicy.Situation.Venue;
+import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.shape.ShapeParser;
-import io.lockhygiene.internal.sql.ScanResult;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.SqlScanner;
 import io.lockhygiene.settings.Settings.LeakCheck;
 import io.lockhygiene.settings.Settings.Mode;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The one decision table the guard carries out: every input of {@link Situation}, read as the server

@@ -3,6 +3,7 @@ package io.lockhygiene.internal.sql;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;

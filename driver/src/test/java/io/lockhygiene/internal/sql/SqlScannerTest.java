@@ -1,17 +1,18 @@
 package io.lockhygiene.internal.sql;
 
-import java.util.List;
-import java.util.stream.Collectors;
-
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.params.provider.ValueSource;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.stream.Collectors;
+
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class SqlScannerTest {
 
@@ -182,5 +183,27 @@ class SqlScannerTest {
                 bodies);
         assertEquals(List.of(), r.calls(), "calls inside bodies are not statement-level calls");
         assertEquals(3, r.semicolons().size());
+    }
+
+    @ParameterizedTest(name = "[{index}] {0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '~', value = {
+            "DISCARD ALL               | true",
+            "discard all;              | true",
+            "~  Discard\n\tAll ;  -- c~ | true",
+            "DISCARD /* x */ ALL       | true",
+            "DISCARD ALL; SELECT 1     | false",
+            "DISCARD PLANS             | false",
+            "DISCARD                   | false",
+            "SELECT 'DISCARD ALL'      | false",
+            "DISCARDALL                | false",
+            "~~                        | false",
+    })
+    void discardAllAloneIsRecognised(String sql, boolean expected) {
+        assertEquals(expected, SqlScanner.discardsAll(sql == null ? "" : sql));
+    }
+
+    @Test
+    void discardAllOfNullIsNo() {
+        assertFalse(SqlScanner.discardsAll(null));
     }
 }

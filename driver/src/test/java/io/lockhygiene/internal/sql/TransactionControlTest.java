@@ -1,17 +1,17 @@
 package io.lockhygiene.internal.sql;
 
-import java.util.stream.Collectors;
-
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.util.stream.Collectors;
+
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** The scanner's view of BEGIN / COMMIT / ROLLBACK [TO] / SAVEPOINT written as text. */
 class TransactionControlTest {
@@ -110,27 +110,5 @@ class TransactionControlTest {
         assertEquals(savepointOf("SAVEPOINT b"), savepointOf("SAVEPOINT B"));
         assertNotEquals(savepointOf("SAVEPOINT b"), savepointOf("SAVEPOINT \"B\""));
         assertEquals("", savepointOf("SAVEPOINT"));
-    }
-
-    @ParameterizedTest(name = "[{index}] {0}")
-    @CsvSource(delimiter = '|', quoteCharacter = '~', value = {
-            "DISCARD ALL               | true",
-            "discard all;              | true",
-            "~  Discard\n\tAll ;  -- c~ | true",
-            "DISCARD /* x */ ALL       | true",
-            "DISCARD ALL; SELECT 1     | false",
-            "DISCARD PLANS             | false",
-            "DISCARD                   | false",
-            "SELECT 'DISCARD ALL'      | false",
-            "DISCARDALL                | false",
-            "~~                        | false",
-    })
-    void discardAllAloneIsRecognised(String sql, boolean expected) {
-        assertEquals(expected, TransactionControl.discardsAll(sql == null ? "" : sql));
-    }
-
-    @Test
-    void discardAllOfNullIsNo() {
-        assertFalse(TransactionControl.discardsAll(null));
     }
 }

@@ -14,13 +14,13 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.lockhygiene.it.EventRecorder;
 import io.lockhygiene.events.EventType;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
+import io.lockhygiene.internal.sql.SqlScanner;
+import io.lockhygiene.it.EventRecorder;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
-import io.lockhygiene.internal.sql.ScanResult;
-import io.lockhygiene.internal.sql.SqlScanner;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 

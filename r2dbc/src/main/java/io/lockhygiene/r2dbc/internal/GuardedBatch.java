@@ -3,7 +3,7 @@ package io.lockhygiene.r2dbc.internal;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.lockhygiene.internal.guard.TextAnalysis;
+import io.lockhygiene.internal.guard.StatementPlan.TextAnalysis;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
 import io.lockhygiene.internal.sql.SqlScanner;

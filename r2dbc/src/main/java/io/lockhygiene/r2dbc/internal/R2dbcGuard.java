@@ -6,18 +6,18 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.lockhygiene.internal.emulate.EmulateMessages;
 import io.lockhygiene.internal.emulate.StandaloneEmulation;
+import io.lockhygiene.internal.events.Events.Counters.StatementTally;
 import io.lockhygiene.internal.events.Events;
-import io.lockhygiene.internal.events.StatementTally;
 import io.lockhygiene.internal.guard.LockCallRecorder;
-import io.lockhygiene.internal.guard.TextAnalysis;
+import io.lockhygiene.internal.guard.StatementPlan.TextAnalysis;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.leak.RecentCalls;
+import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
-import io.lockhygiene.internal.policy.Situation;
 import io.lockhygiene.internal.shape.LockShape;
-import io.lockhygiene.internal.sql.ScanResult;
 import io.lockhygiene.internal.sql.SqlRewriter;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.SqlScanner;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
@@ -249,7 +249,7 @@ final class R2dbcGuard {
     private Flux<Result> withoutCalls(GuardedStatement st, ScanResult scan, Situation where) {
         String sql = st.sql;
         if (emulation != null && !where.statementRunsInTransaction() && emulation.ownerHolds()) {
-            if (sql != null && TransactionControl.discardsAll(sql)) {
+            if (sql != null && SqlScanner.discardsAll(sql)) {
                 return plain(st, sql, where).concatWith(Blocking.run(emulation::discardedAll).then(Mono.empty()));
             }
             if (sql != null && SqlScanner.runsInTransactionBlockAsAlone(sql)) {

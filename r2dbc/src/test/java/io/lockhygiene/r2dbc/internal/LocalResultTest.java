@@ -11,7 +11,7 @@ import java.sql.SQLWarning;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.lockhygiene.internal.emulate.LocalRows;
+import io.lockhygiene.internal.emulate.Outcome.LocalRows;
 import io.r2dbc.spi.Result;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
