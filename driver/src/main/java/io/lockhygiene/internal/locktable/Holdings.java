@@ -161,7 +161,7 @@ final class Holdings {
         return k == null ? List.of() : k.ownersHolding(shared);
     }
 
-    /** The distinct seals of the sessions the owner's holds live on; empty when it holds nothing. */
+    /** The distinct seals of the sessions the owner's holds live on; null when it holds nothing. */
     int[] sealsOf(LockOwner owner) {
         int[] seals = new int[2];
         int n = 0;
@@ -178,7 +178,7 @@ final class Holdings {
                 }
             }
         }
-        return Arrays.copyOf(seals, n);
+        return n == 0 ? null : Arrays.copyOf(seals, n);
     }
 
     private static int addDistinct(int[] values, int n, int v) {

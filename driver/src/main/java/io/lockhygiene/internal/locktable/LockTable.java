@@ -299,8 +299,7 @@ public final class LockTable {
 
     /** What a commit of {@code owner} checks: the seals of its holds' sessions, distinct; null when it holds nothing. */
     public int[] commitSeals(LockOwner owner) {
-        int[] seals = holdings.anyoneHolds() ? underLock(() -> holdings.sealsOf(owner)) : null;
-        return seals == null || seals.length == 0 ? null : seals;
+        return holdings.anyoneHolds() ? underLock(() -> holdings.sealsOf(owner)) : null;
     }
 
     /** False until some owner was told of a loss: an owner's hot path reads this one volatile field first. */
