@@ -171,6 +171,32 @@ public final class BedAdmin {
         return pids;
     }
 
+    /**
+     * Waits until backend {@code pid} holds no lock and is off the server ({@code pg_terminate_backend} returns
+     * before the backend has let go of its locks); true when it is gone by the deadline.
+     */
+    public boolean awaitGone(int pid, long maxWaitMillis) throws SQLException, InterruptedException {
+        long deadline = System.currentTimeMillis() + maxWaitMillis;
+        while (holdsAnyLock(pid) || backendExists(pid)) {
+            if (System.currentTimeMillis() >= deadline) {
+                return false;
+            }
+            Thread.sleep(20);
+        }
+        return true;
+    }
+
+    private boolean holdsAnyLock(int pid) throws SQLException {
+        try (Connection c = bed.connect(Route.DIRECT);
+             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_locks WHERE pid = ?")) {
+            ps.setInt(1, pid);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1) > 0;
+            }
+        }
+    }
+
     /** True while backend {@code pid} is on the server. */
     public boolean backendExists(int pid) throws SQLException {
         try (Connection c = bed.connect(Route.DIRECT);

@@ -206,7 +206,11 @@ class R2dbcEmulateTest {
         run(c, "select pg_advisory_lock($1)", k);
         begin(c);
         run(c, "insert into lh_r2dbc_fence values (1)");
+        List<Integer> holders = bed.admin().holdersOf(k);
         assertEquals(1, bed.admin().terminateHoldersOf(k), "the session that holds the lock ends");
+        // pg_terminate_backend returns before the backend lets go of its locks: until then the lock is still
+        // held and a commit is still safe, so the commit is sent once the session's locks are gone
+        assertTrue(bed.admin().awaitGone(holders.get(0), 10_000), "the holder's backend is gone");
         R2dbcException e = assertThrows(R2dbcException.class, () -> commit(c));
         assertEquals("08006", e.getSqlState(), e.getMessage());
         assertTrue(c.isAutoCommit(), "rolled back");
