@@ -44,7 +44,7 @@ public final class Events {
     }
 
     /** Counts an event nobody listens to, without making it. */
-    public static void countOnly(io.lockhygiene.events.EventType type) {
+    public static void countOnly(EventType type) {
         COUNTERS.count(type);
     }
 

@@ -69,16 +69,16 @@ final class MainSession {
         }
         takes.add(take);
         long waitFrom = System.nanoTime();
-        boolean mine = link.io.awaitTurn(() -> take.done);
+        boolean myTurn = link.io.awaitTurn(() -> take.done);
         try {
-            if (mine && !take.done) {
+            if (myTurn && !take.done) {
                 stats.requested(false, System.nanoTime() - waitFrom);
                 flush(take.owner);
             } else {
                 stats.requested(true, System.nanoTime() - waitFrom);
             }
         } finally {
-            if (mine) {
+            if (myTurn) {
                 link.io.unlock();
             }
             life.publishPending();
@@ -96,14 +96,14 @@ final class MainSession {
     void settle(LockOwner caller) throws SQLException {
         long ticket = link.io.ticket();
         long waitFrom = System.nanoTime();
-        boolean mine = link.io.awaitTurn(() -> link.io.servedUpTo(ticket));
-        stats.requested(!mine, System.nanoTime() - waitFrom);
+        boolean myTurn = link.io.awaitTurn(() -> link.io.servedUpTo(ticket));
+        stats.requested(!myTurn, System.nanoTime() - waitFrom);
         try {
-            if (mine) {
+            if (myTurn) {
                 flush(caller);
             }
         } finally {
-            if (mine) {
+            if (myTurn) {
                 link.io.unlock();
             }
             life.publishPending();

@@ -230,28 +230,17 @@ public final class LockTable {
 
     /**
      * The server locks no owner needs any more (and stray copies): marked as released here; the caller
-     * releases them on the backends named. Keys nobody holds are forgotten.
+     * releases them on the backends named. Keys nobody holds are forgotten. Only the backends {@code mine}
+     * accepts (one main session's own, of several).
      */
-    public List<ServerLock> surplus() {
-        return surplus(ANY_BACKEND);
-    }
-
-    /** As {@link #surplus()}, of the backends {@code mine} accepts only (one main session of several). */
     public List<ServerLock> surplus(Predicate<Backend> mine) {
         return underLock(() -> server.surplus(mine));
     }
 
-    /** True when {@link #surplus} has something to release. */
-    public boolean surplusDue() {
-        return surplusDue(ANY_BACKEND);
-    }
-
-    /** True when {@link #surplus(Predicate)} has something to release. */
+    /** True when {@link #surplus} has something to release on the backends {@code mine} accepts. */
     public boolean surplusDue(Predicate<Backend> mine) {
         return underLock(() -> server.surplusDue(mine));
     }
-
-    private static final Predicate<Backend> ANY_BACKEND = b -> true;
 
     /** Everything is forgotten (the holder's backends are gone, and their locks with them); returns who held something. */
     public List<LockOwner> clear() {
@@ -299,7 +288,15 @@ public final class LockTable {
 
     /** What a commit of {@code owner} checks: the seals of its holds' sessions, distinct; null when it holds nothing. */
     public int[] commitSeals(LockOwner owner) {
-        return holdings.anyoneHolds() ? underLock(() -> holdings.sealsOf(owner)) : null;
+        if (!holdings.anyoneHolds()) {
+            return null;
+        }
+        state.lock(); // not underLock: an owner's every autocommit statement asks, and its lambda would allocate
+        try {
+            return holdings.sealsOf(owner);
+        } finally {
+            state.unlock();
+        }
     }
 
     /** False until some owner was told of a loss: an owner's hot path reads this one volatile field first. */

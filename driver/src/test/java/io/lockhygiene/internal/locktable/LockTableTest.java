@@ -10,11 +10,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 import org.junit.jupiter.api.Test;
 
 /** PostgreSQL's advisory semantics among owners of one process (server state included), exactly. */
 class LockTableTest {
+    private static final Predicate<LockTable.Backend> ANY_BACKEND = b -> true;
     private final LockTable table = new LockTable();
     private final LockOwner a = LockOwner.ofConnection("a", null);
     private final LockOwner b = LockOwner.ofConnection("b", null);
@@ -83,12 +85,12 @@ class LockTableTest {
         take(a, k, false, null, 0);
         take(a, k, false, null, 0);
         assertTrue(table.unlock(a, k, false));
-        assertFalse(table.surplusDue());
-        assertTrue(table.surplus().isEmpty(), "still held once: the server keeps it");
+        assertFalse(table.surplusDue(ANY_BACKEND));
+        assertTrue(table.surplus(ANY_BACKEND).isEmpty(), "still held once: the server keeps it");
         assertTrue(table.unlock(a, k, false));
         assertFalse(table.unlock(a, k, false), "PostgreSQL: you don't own a lock");
-        assertTrue(table.surplusDue());
-        List<ServerLock> surplus = table.surplus();
+        assertTrue(table.surplusDue(ANY_BACKEND));
+        List<ServerLock> surplus = table.surplus(ANY_BACKEND);
         assertEquals(1, surplus.size());
         assertSame(main, surplus.get(0).on);
         assertTrue(table.serverHoldsNothing());
@@ -112,7 +114,7 @@ class LockTableTest {
         table.unlockAll(a);
         assertEquals(Answer.Verdict.REFUSED, tryNow(b, k, true));
         table.releaseTransaction(tx, 0);
-        assertEquals(1, table.surplus().size());
+        assertEquals(1, table.surplus(ANY_BACKEND).size());
         assertEquals(Answer.Verdict.SERVER, tryNow(b, k, true));
     }
 
@@ -124,7 +126,7 @@ class LockTableTest {
         take(a, k2, false, tx, 1);
         table.releaseTransaction(tx, 1);
         assertEquals(Answer.Verdict.REFUSED, tryNow(b, k, false));
-        table.surplus();
+        table.surplus(ANY_BACKEND);
         assertEquals(Answer.Verdict.SERVER, tryNow(b, k2, false));
         take(a, k2, false, tx, 2);
         table.mergeTransactionLevel(tx, 2);
@@ -132,7 +134,7 @@ class LockTableTest {
         assertEquals(Answer.Verdict.REFUSED, tryNow(b, k2, false), "merged into level 1: survives a rollback to level 2");
         table.releaseTransaction(tx, 1);
         assertEquals(Answer.Verdict.GRANTED, tryNow(b, k2, false), "free here, and the server still has it");
-        table.surplus();
+        table.surplus(ANY_BACKEND);
         assertEquals(Answer.Verdict.SERVER, tryNow(b, k2, false), "released there too");
         table.releaseTransaction(tx, 0);
         assertFalse(table.holdsAnything(a));
@@ -144,7 +146,7 @@ class LockTableTest {
         assertSame(main, table.request(a, k, true, true, null, 0, false, false).home, "the other mode's session");
         take(a, k, true, null, 0, main);
         assertTrue(table.unlock(a, k, false));
-        List<ServerLock> surplus = table.surplus();
+        List<ServerLock> surplus = table.surplus(ANY_BACKEND);
         assertEquals(1, surplus.size());
         assertFalse(surplus.get(0).shared, "the exclusive goes, the shared stays");
         assertFalse(table.serverHoldsNothing());
@@ -156,7 +158,7 @@ class LockTableTest {
     void aSecondCopyOfAModeOnTheServerIsReleasedWithTheSurplus() {
         take(a, k, true, null, 0, main);
         assertTrue(table.serverTook(b, k, true, waiting, waiting.seal, null, 0, false), "b gets it");
-        List<ServerLock> surplus = table.surplus();
+        List<ServerLock> surplus = table.surplus(ANY_BACKEND);
         assertEquals(1, surplus.size(), "the copy on the waiting session is not needed: the main session has it");
         assertSame(waiting, surplus.get(0).on);
         assertFalse(table.backendHolds(waiting));
@@ -171,7 +173,7 @@ class LockTableTest {
         assertEquals(1, held.size());
         assertEquals(2, held.get(0).count);
         assertTrue(a.isClosed(), "for good: it takes nothing any more");
-        assertEquals(2, table.surplus().size());
+        assertEquals(2, table.surplus(ANY_BACKEND).size());
         assertTrue(table.serverHoldsNothing());
         assertEquals(List.of(), table.owners());
     }
@@ -200,10 +202,10 @@ class LockTableTest {
         take(a, k, false, null, 0);
         assertEquals(Answer.Verdict.WAIT, table.request(b, k, false, false, null, 0, false, false).verdict);
         assertTrue(table.unlock(a, k, false));
-        assertTrue(table.surplus().isEmpty(), "handed over, no round trip");
+        assertTrue(table.surplus(ANY_BACKEND).isEmpty(), "handed over, no round trip");
         assertEquals(Answer.Verdict.GRANTED, table.request(b, k, false, false, null, 0, true, false).verdict);
         assertTrue(table.unlock(b, k, false));
-        assertEquals(1, table.surplus().size(), "nobody needs it any more");
+        assertEquals(1, table.surplus(ANY_BACKEND).size(), "nobody needs it any more");
     }
 
     @Test
@@ -211,9 +213,9 @@ class LockTableTest {
         take(a, k, false, null, 0);
         table.request(b, k, false, false, null, 0, false, false);
         assertTrue(table.unlock(a, k, false));
-        assertTrue(table.surplus().isEmpty());
+        assertTrue(table.surplus(ANY_BACKEND).isEmpty());
         table.leaveQueue(b, k);
-        assertEquals(1, table.surplus().size(), "the waiter gave up: the server lock goes");
+        assertEquals(1, table.surplus(ANY_BACKEND).size(), "the waiter gave up: the server lock goes");
     }
 
     @Test

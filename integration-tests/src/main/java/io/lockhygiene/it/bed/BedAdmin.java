@@ -177,22 +177,22 @@ public final class BedAdmin {
      */
     public boolean awaitGone(int pid, long maxWaitMillis) throws SQLException, InterruptedException {
         long deadline = System.currentTimeMillis() + maxWaitMillis;
-        while (holdsAnyLock(pid) || backendExists(pid)) {
-            if (System.currentTimeMillis() >= deadline) {
-                return false;
-            }
-            Thread.sleep(20);
-        }
-        return true;
-    }
-
-    private boolean holdsAnyLock(int pid) throws SQLException {
         try (Connection c = bed.connect(Route.DIRECT);
-             PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM pg_locks WHERE pid = ?")) {
+             PreparedStatement ps = c.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = ?)"
+                     + " OR EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ?)")) {
             ps.setInt(1, pid);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getInt(1) > 0;
+            ps.setInt(2, pid);
+            while (true) {
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (!rs.getBoolean(1)) {
+                        return true;
+                    }
+                }
+                if (System.currentTimeMillis() >= deadline) {
+                    return false;
+                }
+                Thread.sleep(20);
             }
         }
     }
