@@ -2,6 +2,7 @@ package io.lockhygiene;
 
 import io.lockhygiene.events.LockHygieneListener;
 import io.lockhygiene.internal.events.Events;
+import io.lockhygiene.events.LockHygieneMXBean;
 
 /**
  * The small Java API: process-wide counters (also over JMX as {@code io.lockhygiene:type=LockHygiene})

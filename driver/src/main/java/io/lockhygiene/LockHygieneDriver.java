@@ -19,6 +19,7 @@ import io.lockhygiene.internal.settings.ConnectionUrl;
 import io.lockhygiene.internal.settings.SettingsReader;
 import io.lockhygiene.settings.Setting;
 import io.lockhygiene.settings.Settings;
+import io.lockhygiene.internal.util.Urls;
 
 /**
  * The JDBC driver for {@code jdbc:lockhygiene:postgresql:} URLs; for Spring Boot's
@@ -52,7 +53,7 @@ public final class LockHygieneDriver implements Driver {
         Properties pgProps = ConnectionUrl.withoutOurKeys(info);
         Connection raw = RawConnect.connect(pgjdbc, parsed.targetUrl(), pgProps); // the agent leaves the wrapping to us
         if (raw == null) {
-            throw new SQLException("pgjdbc did not accept " + ConnectionUrl.redact(parsed.targetUrl()), "08001");
+            throw new SQLException("pgjdbc did not accept " + Urls.redact(parsed.targetUrl()), "08001");
         }
         if (io.lockhygiene.internal.policy.LockPolicy.off(settings)) {
             return raw;
@@ -101,7 +102,7 @@ public final class LockHygieneDriver implements Driver {
             d = registeredFor(targetUrl);
         }
         if (d == null) {
-            throw new SQLException("No JDBC driver accepts " + ConnectionUrl.redact(targetUrl)
+            throw new SQLException("No JDBC driver accepts " + Urls.redact(targetUrl)
                     + ": LockHygiene wraps pgjdbc and needs org.postgresql:postgresql on the classpath", "08001");
         }
         return d;

@@ -165,7 +165,7 @@ class StarterTest {
             assertTrue(jdbc.queryForObject("SELECT pg_advisory_unlock(?)", Boolean.class, key));
             assertEquals(List.of(), bed.admin().holdersOf(key));
         }
-        io.lockhygiene.internal.holder.Holders.resetForTests();
+        io.lockhygiene.it.bed.Holders.reset();
         try (ConfigurableApplicationContext ctx = start("--lockhygiene.mode=emulate", "--lockhygiene.pool-mode=transaction",
                 "--spring.datasource.hikari.initialization-fail-timeout=-1",
                 "--lockhygiene.holder-url=" + bed.secondClusterUrl())) {

@@ -206,7 +206,7 @@ final class EmulateSection {
             JSON.put("placement." + p[1] + ".p50us", lat[0]);
             JSON.put("placement." + p[1] + ".oneKeyJobsPerSecond", one);
             JSON.put("placement." + p[1] + ".ownKeyJobsPerSecond", own);
-            io.lockhygiene.internal.holder.Holders.resetForTests(); // the next placement gets a holder of its own
+            io.lockhygiene.it.bed.Holders.reset(); // the next placement gets a holder of its own
         }
         MD.append('\n');
     }

@@ -92,7 +92,7 @@ final class WorkerPoolSection {
                 for (int variant = 0; variant < VARIANTS; variant++) {
                     boolean emulating = variant == EMULATE_ONE || variant == EMULATE_FOUR;
                     if (emulating) {
-                        Holders.resetForTests(); // a holder of this variant's setting, its counts from zero
+                        io.lockhygiene.it.bed.Holders.reset(); // a holder of this variant's setting, its counts from zero
                     }
                     long[] got = ownKeyRound(bed, urls[variant], variant, workers, key, roundMillis);
                     jobs[variant] += got[0];
@@ -107,7 +107,7 @@ final class WorkerPoolSection {
                 }
                 key += 100;
             }
-            Holders.resetForTests();
+            io.lockhygiene.it.bed.Holders.reset();
             double[] perSecond = new double[VARIANTS];
             for (int v = 0; v < VARIANTS; v++) {
                 perSecond[v] = jobs[v] * 1e9 / nanos[v];

@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.Properties;
 
 import io.lockhygiene.internal.settings.ConnectionUrl;
+import io.lockhygiene.internal.util.Urls;
 
 /**
  * How doctor and monitor reach the database: with the pgjdbc this jar carries, or another named by
@@ -50,14 +51,14 @@ final class Database {
     Connection connect() throws SQLException {
         Connection c = driver.connect(url, info);
         if (c == null) {
-            throw new SQLException("pgjdbc does not accept " + ConnectionUrl.redact(url));
+            throw new SQLException("pgjdbc does not accept " + Urls.redact(url));
         }
         return c;
     }
 
     /** The URL as it may be printed. */
     String displayUrl() {
-        return ConnectionUrl.redact(url);
+        return Urls.redact(url);
     }
 
     /**

@@ -8,10 +8,6 @@ import java.time.Instant;
  * public constructor, so an event a listener receives is always one LockHygiene published.
  */
 public final class LockHygieneEvent {
-    static {
-        io.lockhygiene.internal.events.EventFactory.install(LockHygieneEvent::new);
-    }
-
     private final EventType type;
     private final Instant time;
     private final String connectionId;

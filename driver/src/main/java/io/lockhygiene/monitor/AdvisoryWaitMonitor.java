@@ -24,6 +24,8 @@ import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.PgLocks;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.settings.Settings;
+import io.lockhygiene.internal.util.LockOrder;
+import io.lockhygiene.internal.util.OrderedLock;
 
 /**
  * Finds advisory-lock waits nobody sees: ungranted advisory locks joined to pg_stat_activity and to the
@@ -49,7 +51,7 @@ public final class AdvisoryWaitMonitor implements AdvisoryWaitMonitorMXBean, Aut
     private volatile long longestWaitMillis;
     private boolean unreachable;
     /** Guards the episodes and start/close; never held across a borrow or a round trip (the poll queries before it). */
-    private final java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
+    private final OrderedLock lock = new OrderedLock(LockOrder.WAIT_MONITOR);
     private ScheduledExecutorService scheduler;
     private ObjectName jmxName;
 

@@ -1,6 +1,7 @@
 package io.lockhygiene.settings;
 
 import java.util.Locale;
+import io.lockhygiene.internal.util.Urls;
 
 /**
  * One connection's configuration, resolved once at connect time (from the URL, Properties, system
@@ -91,7 +92,7 @@ public final class Settings {
         /** The keyword, or the URL without its password (safe to log). */
         @Override
         public String toString() {
-            return keyword != null ? keyword : io.lockhygiene.internal.settings.ConnectionUrl.redact(url);
+            return keyword != null ? keyword : Urls.redact(url);
         }
     }
 

@@ -26,9 +26,7 @@ class NoMonitorAroundRoundTripsTest {
     /** file -> monitors allowed in it, each around memory only. */
     private static final Map<String, Integer> ALLOWED = Map.of(
             "internal/log/Log.java", 1,            // resolving the logging sink once (reflection, no I/O)
-            "internal/leak/ReportLog.java", 2,     // a counter and a set of seen keys
-            "internal/emulate/KeyCache.java", 2,   // a bounded map of key values
-            "internal/locktable/LockOwner.java", 3); // a counter of the owner's open server transactions
+            "internal/leak/ReportLog.java", 2);    // a counter and a set of seen keys
 
     @Test
     void everyMonitorInTheDriverIsAroundMemoryOnly() throws IOException {

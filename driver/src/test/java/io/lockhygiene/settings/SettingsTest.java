@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import io.lockhygiene.internal.util.Urls;
 
 class SettingsTest {
 
@@ -86,7 +87,7 @@ class SettingsTest {
     @Test
     void redactsPasswords() {
         assertEquals("jdbc:postgresql://h/db?user=u&password=***&sslpassword=***",
-                ConnectionUrl.redact("jdbc:postgresql://h/db?user=u&password=s3cret&sslpassword=p"));
+                Urls.redact("jdbc:postgresql://h/db?user=u&password=s3cret&sslpassword=p"));
     }
 
     @Test

@@ -3,7 +3,7 @@ package io.lockhygiene.spring;
 import java.util.function.ToDoubleFunction;
 
 import io.lockhygiene.LockHygiene;
-import io.lockhygiene.LockHygieneMXBean;
+import io.lockhygiene.events.LockHygieneMXBean;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;

@@ -5,7 +5,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
 
-import io.lockhygiene.internal.guard.Binds;
 import io.lockhygiene.internal.holder.EmulatedWait.Limits;
 import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.leak.HeldLock;
@@ -20,6 +19,8 @@ import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
+import io.lockhygiene.internal.log.EmulateMessages;
+import io.lockhygiene.internal.shape.BindView;
 
 /**
  * What {@code lockhygiene.mode=emulate} keeps for one application connection: the process's lock holder
@@ -126,7 +127,7 @@ public final class Emulation {
      * @param binds a prepared statement's bind values, or null
      * @param inTransaction the statement runs inside a transaction block (as the server says)
      */
-    public Outcome execute(LockShape shape, Binds binds, Statement app, boolean inTransaction) throws SQLException {
+    public Outcome execute(LockShape shape, BindView binds, Statement app, boolean inTransaction) throws SQLException {
         if (inTransaction && venue == null) {
             venue = Situation.Venue.TABLE;
         }

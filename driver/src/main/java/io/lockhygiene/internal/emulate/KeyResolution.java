@@ -7,13 +7,15 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.lockhygiene.internal.guard.Binds;
 import io.lockhygiene.internal.locktable.AdvisoryKey.KeyValue;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.shape.KeyArg;
 import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.shape.Node;
 import io.lockhygiene.internal.shape.ShapeText;
+import io.lockhygiene.internal.log.EmulateMessages;
+import io.lockhygiene.internal.holder.KeyCache;
+import io.lockhygiene.internal.shape.BindView;
 
 /**
  * The keys of one execution's calls, each exactly as PostgreSQL would take it: read in the JVM where the
@@ -32,7 +34,7 @@ final class KeyResolution {
      * @param raw the application's connection, where the server evaluates keys the JVM cannot read; null for an
      *            owner without one (R2DBC): such a key is then refused (0A000), never guessed
      */
-    static CallKey[] keys(LockShape shape, KeyValues.BindView binds, KeyCache cache, Connection raw) throws SQLException {
+    static CallKey[] keys(LockShape shape, BindView binds, KeyCache cache, Connection raw) throws SQLException {
         List<Node.Call> calls = shape.calls();
         KeyValue[][] args = new KeyValue[calls.size()][];
         List<Node.Call> pending = new ArrayList<>(0);
@@ -43,9 +45,9 @@ final class KeyResolution {
             for (int i = 0; i < values.length; i++) {
                 KeyArg a = c.args().get(i);
                 KeyValue v = KeyValues.resolve(a, pair, binds);
-                // the cache is keyed by JDBC bind signatures: an R2DBC view has none (and no server to fill it)
-                if (v == null && a.cacheable() && (binds == null || binds instanceof Binds)) {
-                    v = cached(cache, shape, a, pair, (Binds) binds);
+                // a view without value signatures (R2DBC's) finds only the keys that need no binds
+                if (v == null && a.cacheable()) {
+                    v = cached(cache, shape, a, pair, binds);
                 }
                 values[i] = v;
                 known &= v != null;
@@ -56,10 +58,10 @@ final class KeyResolution {
             }
         }
         if (!pending.isEmpty()) {
-            if (raw == null || (binds != null && !(binds instanceof Binds))) {
+            if (raw == null) {
                 throw new SQLException(EmulateMessages.keyNotReadable(pending.get(0).function().sqlName()), "0A000");
             }
-            evaluate(shape, pending, (Binds) binds, cache, raw, args);
+            evaluate(shape, pending, binds, cache, raw, args);
         }
         CallKey[] keys = new CallKey[calls.size()];
         for (Node.Call c : calls) {
@@ -69,7 +71,7 @@ final class KeyResolution {
     }
 
     /** ROWS: one key array per row the statement reads (its rows and their keys in one snapshot). */
-    static List<CallKey[]> rows(LockShape shape, Binds binds, Connection raw) throws SQLException {
+    static List<CallKey[]> rows(LockShape shape, BindView binds, Connection raw) throws SQLException {
         ShapeText.Query q = ShapeText.rowsQuery(shape);
         List<CallKey[]> rows = new ArrayList<>();
         try (PreparedStatement ps = raw.prepareStatement(q.sql())) {
@@ -102,12 +104,12 @@ final class KeyResolution {
         return rows;
     }
 
-    private static KeyValue cached(KeyCache cache, LockShape shape, KeyArg a, boolean pair, Binds binds) {
+    private static KeyValue cached(KeyCache cache, LockShape shape, KeyArg a, boolean pair, BindView binds) {
         String key = cacheKey(shape, a, pair, binds);
         return key == null ? null : cache.get(key);
     }
 
-    private static String cacheKey(LockShape shape, KeyArg a, boolean pair, Binds binds) {
+    private static String cacheKey(LockShape shape, KeyArg a, boolean pair, BindView binds) {
         String values = a.parameters().length == 0 ? "" : binds == null ? null : binds.valueSignature(a.parameters());
         if (values == null) {
             return null;
@@ -115,7 +117,7 @@ final class KeyResolution {
         return (pair ? "int4 " : "int8 ") + a.textIn(shape.sql()) + '\u0000' + values;
     }
 
-    private static void evaluate(LockShape shape, List<Node.Call> pending, Binds binds, KeyCache cache,
+    private static void evaluate(LockShape shape, List<Node.Call> pending, BindView binds, KeyCache cache,
                                  Connection raw, KeyValue[][] args) throws SQLException {
         ShapeText.Query q = ShapeText.keyQuery(shape, pending);
         try (PreparedStatement ps = raw.prepareStatement(q.sql())) {

@@ -1,6 +1,7 @@
 package io.lockhygiene.internal.emulate;
 
 import io.lockhygiene.internal.locktable.AdvisoryKey.KeyValue;
+import io.lockhygiene.internal.shape.BindView;
 import io.lockhygiene.internal.shape.KeyArg;
 
 /**
@@ -10,15 +11,6 @@ import io.lockhygiene.internal.shape.KeyArg;
  * one of two int keys, an expression) is the server's to evaluate, and its error is the server's too.
  */
 public final class KeyValues {
-    /** What a bind parameter was set with. */
-    public interface BindView {
-        /** The setter's name ("setInt", "setObject", "setNull", ...), or null when the parameter was not set. */
-        String method(int index);
-
-        /** The setter's argument {@code n} after the index (0: the value; for setNull, the SQL type). */
-        Object arg(int index, int n);
-    }
-
     private KeyValues() {
     }
 

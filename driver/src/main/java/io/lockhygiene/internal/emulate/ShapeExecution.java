@@ -9,7 +9,6 @@ import io.lockhygiene.events.EventType;
 import io.lockhygiene.internal.emulate.KeyResolution.CallKey;
 import io.lockhygiene.internal.emulate.KeyValues;
 import io.lockhygiene.internal.emulate.Outcome.LocalRows;
-import io.lockhygiene.internal.guard.Binds;
 import io.lockhygiene.internal.holder.EmulatedWait.Limits;
 import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.leak.CallSite;
@@ -23,6 +22,7 @@ import io.lockhygiene.internal.shape.Node;
 import io.lockhygiene.internal.shape.ShapeEvaluator;
 import io.lockhygiene.internal.shape.ShapeText;
 import io.lockhygiene.internal.sql.AdvisoryFunction;
+import io.lockhygiene.internal.shape.BindView;
 
 /**
  * One execution of a statement whose advisory calls the lock table decides, as PostgreSQL would for the
@@ -35,7 +35,7 @@ import io.lockhygiene.internal.sql.AdvisoryFunction;
 final class ShapeExecution {
     private final ExecutionContext context;
     private final LockShape shape;
-    private final KeyValues.BindView binds;
+    private final BindView binds;
     private final boolean inTransaction;
     private final Limits limits;
     private final Holder holder;
@@ -49,13 +49,13 @@ final class ShapeExecution {
      * @param owner who takes the locks (the connection, or the thread a pool lends it to)
      * @param inTransaction the statement runs inside a transaction block (as the server says)
      */
-    ShapeExecution(ExecutionContext context, LockOwner owner, LockShape shape, KeyValues.BindView binds,
+    ShapeExecution(ExecutionContext context, LockOwner owner, LockShape shape, BindView binds,
                    boolean inTransaction, Limits limits) {
         this(context, owner, shape, binds, inTransaction, limits, null);
     }
 
     /** @param callSite where the application sent it, when it is not this thread's stack (R2DBC); else null */
-    ShapeExecution(ExecutionContext context, LockOwner owner, LockShape shape, KeyValues.BindView binds,
+    ShapeExecution(ExecutionContext context, LockOwner owner, LockShape shape, BindView binds,
                    boolean inTransaction, Limits limits, Throwable callSite) {
         this.stack = callSite;
         this.context = context;
@@ -71,7 +71,7 @@ final class ShapeExecution {
     Outcome run() throws SQLException {
         try {
             if (shape.needsValidation()) {
-                Validation.check(shape, (Binds) binds, context.raw); // only JDBC owners run such shapes
+                Validation.check(shape, binds, context.raw); // only JDBC owners run such shapes
             }
             record();
             Outcome outcome = shape.form() == LockShape.Form.ROWS ? rows() : oneRow();
@@ -119,7 +119,7 @@ final class ShapeExecution {
     }
 
     private Outcome rows() throws SQLException {
-        List<CallKey[]> keyRows = KeyResolution.rows(shape, (Binds) binds, context.raw); // JDBC owners only
+        List<CallKey[]> keyRows = KeyResolution.rows(shape, binds, context.raw); // JDBC owners only
         List<LockShape.Item> items = shape.items();
         String[] labels = new String[items.size()];
         int[] types = new int[items.size()];

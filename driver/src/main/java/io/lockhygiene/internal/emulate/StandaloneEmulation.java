@@ -15,6 +15,8 @@ import io.lockhygiene.internal.shape.Node;
 import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
+import io.lockhygiene.internal.log.EmulateMessages;
+import io.lockhygiene.internal.shape.BindView;
 
 /**
  * emulate for an owner LockHygiene reaches without a JDBC connection of its own (an R2DBC connection): the
@@ -85,7 +87,7 @@ public final class StandaloneEmulation {
      * @param queryTimeoutSeconds the statement's timeout, 0 for none
      * @param callSite where the application sent the statement (its stack is not this thread's)
      */
-    public Outcome execute(LockShape shape, KeyValues.BindView binds, boolean inTransaction, int queryTimeoutSeconds,
+    public Outcome execute(LockShape shape, BindView binds, boolean inTransaction, int queryTimeoutSeconds,
                            Throwable callSite) throws SQLException {
         Limits limits = new Limits(settings.lockTimeoutMillis(), queryTimeoutSeconds);
         waiting = limits;

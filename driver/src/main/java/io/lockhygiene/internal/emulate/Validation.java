@@ -4,8 +4,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 
-import io.lockhygiene.internal.guard.Binds;
 import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.shape.BindView;
 
 /**
  * Before any call of a statement is decided: PostgreSQL's own verdict on a statement that has more than
@@ -22,7 +22,7 @@ public final class Validation {
     }
 
     /** PostgreSQL's verdict, asked once per shape and parameter types (the shape keeps what it accepted). */
-    static void check(LockShape shape, Binds binds, Connection raw) throws SQLException {
+    static void check(LockShape shape, BindView binds, Connection raw) throws SQLException {
         String types = binds == null ? "" : binds.typeSignature(shape.parameterCount());
         if (shape.accepted(types)) {
             return;
@@ -32,7 +32,7 @@ public final class Validation {
     }
 
     /** Planned only: PostgreSQL's error if it refuses the text, nothing run either way. */
-    public static void describe(String sql, Binds binds, int parameters, Connection raw) throws SQLException {
+    public static void describe(String sql, BindView binds, int parameters, Connection raw) throws SQLException {
         try (PreparedStatement ps = raw.prepareStatement("EXPLAIN " + sql)) {
             if (binds != null) {
                 int[] all = new int[parameters];

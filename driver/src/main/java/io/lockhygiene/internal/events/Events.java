@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.LongAdder;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
-import io.lockhygiene.LockHygieneMXBean;
+import io.lockhygiene.events.LockHygieneMXBean;
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.events.LockHygieneEvent;
 import io.lockhygiene.events.LockHygieneListener;

@@ -11,7 +11,6 @@ import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
 import java.util.EnumMap;
 import java.util.Map;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.lockhygiene.events.EventType;
@@ -19,6 +18,8 @@ import io.lockhygiene.events.LockHygieneEvent;
 import io.lockhygiene.events.LockHygieneListener;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.util.JsonWriter;
+import io.lockhygiene.internal.util.LockOrder;
+import io.lockhygiene.internal.util.OrderedLock;
 
 /**
  * The JVM-wide outputs for CI, configured by system property, environment variable or agent option
@@ -37,7 +38,7 @@ public final class ProcessReports implements LockHygieneListener {
 
     private final BufferedWriter report;
     /** Guards {@link #report}: one writer at a time, the file write inside (never a monitor, see onEvent). */
-    private final ReentrantLock reportLock = new ReentrantLock();
+    private final OrderedLock reportLock = new OrderedLock(LockOrder.PROCESS_REPORT);
     private final boolean failOnViolation;
     private final Map<EventType, AtomicLong> counts = new EnumMap<>(EventType.class);
     private final AtomicLong violations = new AtomicLong();

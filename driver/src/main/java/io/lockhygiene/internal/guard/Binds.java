@@ -4,7 +4,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.Arrays;
 
-import io.lockhygiene.internal.emulate.KeyValues;
+import io.lockhygiene.internal.shape.BindView;
 
 /**
  * The bind values of a prepared statement whose advisory calls emulate decides, as the application set
@@ -12,7 +12,7 @@ import io.lockhygiene.internal.emulate.KeyValues;
  * instead of the statement (key and answer queries) get the same values through the same setters.
  * Recorded by the generated statement leaves, only for such statements.
  */
-public final class Binds implements KeyValues.BindView {
+public final class Binds implements BindView {
     /** Applies one recorded setter to another statement, at another index. */
     @FunctionalInterface
     public interface Setter {
@@ -60,6 +60,7 @@ public final class Binds implements KeyValues.BindView {
      * Sets {@code target}'s parameter i + 1 to the application's parameter {@code indexes[i]}; one never set
      * stays unset there too, so pgjdbc says what it says about the application's own statement.
      */
+    @Override
     public void applyTo(PreparedStatement target, int[] indexes) throws SQLException {
         for (int i = 0; i < indexes.length; i++) {
             int from = indexes[i];
@@ -83,6 +84,7 @@ public final class Binds implements KeyValues.BindView {
      * The values and setters of {@code indexes}, as text: equal signatures give equal key values (for the
      * cache of immutable key expressions). Null when a value cannot be told by its text (a stream, a blob).
      */
+    @Override
     public String valueSignature(int[] indexes) {
         StringBuilder b = new StringBuilder();
         for (int index : indexes) {
@@ -104,6 +106,7 @@ public final class Binds implements KeyValues.BindView {
     }
 
     /** Which setter set each parameter (the types PostgreSQL resolves the statement with), for validation caches. */
+    @Override
     public String typeSignature(int count) {
         StringBuilder b = new StringBuilder();
         for (int i = 1; i <= count; i++) {

@@ -7,7 +7,7 @@ import java.util.Collections;
 import java.util.List;
 
 import io.lockhygiene.events.EventType;
-import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.emulate.Validation;

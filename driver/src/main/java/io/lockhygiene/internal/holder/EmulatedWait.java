@@ -9,7 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
-import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
 
 /**
@@ -35,7 +35,6 @@ public final class EmulatedWait {
     private final String owner;
     private final AdvisoryKey key;
     private final boolean shared;
-    private final long sinceMillis = System.currentTimeMillis();
     private final long sinceNanos = System.nanoTime();
     private final Thread thread = Thread.currentThread();
     private volatile Where where;
@@ -89,11 +88,6 @@ public final class EmulatedWait {
 
     public boolean shared() {
         return shared;
-    }
-
-    /** Wall-clock start, epoch milliseconds. */
-    public long sinceMillis() {
-        return sinceMillis;
     }
 
     public long waitedMillis() {

@@ -5,8 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import io.lockhygiene.internal.emulate.EmulateMessages;
-import io.lockhygiene.internal.emulate.KeyCache;
+import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.holder.EmulatedWait.Limits;
 import io.lockhygiene.internal.holder.MainSession.Take;
 import io.lockhygiene.internal.leak.HeldLock;

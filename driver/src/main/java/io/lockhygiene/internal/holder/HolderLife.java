@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lockhygiene.events.EventType;
-import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.holder.MainSession.Take;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.locktable.LockOwner;

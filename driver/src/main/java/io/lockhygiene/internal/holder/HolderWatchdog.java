@@ -5,7 +5,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
+import io.lockhygiene.internal.util.LockOrder;
+import io.lockhygiene.internal.util.OrderedLock;
 
 /**
  * Looks after the lock holders while they hold or wait: every {@link #PEEK_MILLIS} each watched holder looks
@@ -23,7 +24,7 @@ final class HolderWatchdog {
     static final long PING_TIMEOUT_MILLIS = 5000;
     private static final Set<Watched> WATCHED = ConcurrentHashMap.newKeySet();
     /** Guards starting and stopping the thread; never held while a holder is called. */
-    private static final ReentrantLock LIFECYCLE = new ReentrantLock();
+    private static final OrderedLock LIFECYCLE = new OrderedLock(LockOrder.WATCHDOG_LIFECYCLE);
     private static ScheduledExecutorService timer;
 
     /** A holder's round; false when it has nothing left to watch. */

@@ -1,7 +1,5 @@
 package io.lockhygiene.internal.holder;
 
-import io.lockhygiene.internal.placement.EndpointResolver;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -55,13 +53,15 @@ public final class Holders {
         return new ArrayList<>(HOLDERS.values());
     }
 
-    /** Shuts every holder down and forgets them and every endpoint placement: a test starts afresh. */
-    public static void resetForTests() {
+    /**
+     * Shuts every holder down and forgets them (tests start afresh this way, with
+     * {@code EndpointResolver.forgetAll()} for the placements above it).
+     */
+    public static void shutdownAll() {
         List<Holder> all = new ArrayList<>(HOLDERS.values());
         HOLDERS.clear();
         for (Holder h : all) {
             h.shutdown();
         }
-        EndpointResolver.forgetAll();
     }
 }

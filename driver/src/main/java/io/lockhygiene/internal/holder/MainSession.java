@@ -9,7 +9,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
-import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.locktable.Answer;
 import io.lockhygiene.internal.locktable.LockOwner;

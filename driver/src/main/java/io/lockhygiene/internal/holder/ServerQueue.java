@@ -7,7 +7,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
-import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.holder.EmulatedWait.Limits;
 import io.lockhygiene.internal.holder.MainSession.Take;
 import io.lockhygiene.internal.locktable.AdvisoryKey;

@@ -4,8 +4,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
+import io.lockhygiene.internal.util.LockOrder;
+import io.lockhygiene.internal.util.OrderedLock;
 
 /**
  * Whose turn it is to use the holder's main session: one round trip at a time, and a thread whose request
@@ -23,7 +24,7 @@ final class SessionTurn {
     /** The longest a waiting thread sleeps before it looks again by itself. */
     private static final long PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
-    private final ReentrantLock lock = new ReentrantLock();
+    private final OrderedLock lock = new OrderedLock(LockOrder.HOLDER_MAIN_SESSION);
     private final ConcurrentLinkedQueue<Waiter> waiting = new ConcurrentLinkedQueue<>();
     /** Releases that want a batch begun after them: numbered in order. */
     private final AtomicLong tickets = new AtomicLong();

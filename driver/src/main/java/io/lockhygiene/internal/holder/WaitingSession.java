@@ -1,9 +1,10 @@
 package io.lockhygiene.internal.holder;
 
 import java.sql.SQLException;
-import java.util.concurrent.locks.ReentrantLock;
 
 import io.lockhygiene.internal.locktable.LockTable;
+import io.lockhygiene.internal.util.LockOrder;
+import io.lockhygiene.internal.util.OrderedLock;
 
 /**
  * A holder connection of its own for one blocking call that waits for another process: it waits in
@@ -12,7 +13,7 @@ import io.lockhygiene.internal.locktable.LockTable;
  * waiting owner for the whole wait and briefly for each release; it is taken after the main connection's.
  */
 final class WaitingSession implements LockTable.Backend {
-    final ReentrantLock io = new ReentrantLock();
+    final OrderedLock io = new OrderedLock(LockOrder.HOLDER_WAITING_SESSION);
     private final HolderLink link;
 
     WaitingSession(HolderLink link) {

@@ -4,7 +4,8 @@ import java.sql.SQLException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.locks.ReentrantLock;
+import io.lockhygiene.internal.util.LockOrder;
+import io.lockhygiene.internal.util.OrderedLock;
 
 /**
  * The holder's waiting connections on a dedicated endpoint: lent to one blocking call at a time, kept while
@@ -15,7 +16,7 @@ final class WaitingSessions {
 
     private final HolderEndpoint endpoint;
     /** Guards the lists only; never held across a round trip. */
-    private final ReentrantLock lists = new ReentrantLock();
+    private final OrderedLock lists = new OrderedLock(LockOrder.WAITING_SESSION_LISTS);
     private final ArrayDeque<WaitingSession> idle = new ArrayDeque<>();
     private final List<WaitingSession> all = new ArrayList<>();
 

@@ -71,11 +71,6 @@ abstract class GuardedStatement<T extends Statement> implements Statement {
         }
     }
 
-    /** True while the running execution asked for generated keys. */
-    final boolean keysAsked() {
-        return keysAsked;
-    }
-
     /** Forgets the previous execution's answer; our statements behind it are closed. */
     final void forgetAnswer() {
         answers.forget();

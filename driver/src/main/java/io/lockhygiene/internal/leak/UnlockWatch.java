@@ -10,7 +10,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.lockhygiene.events.EventType;
-import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.leak.RecentCalls.LockCall;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.sql.AdvisoryCall;

@@ -1,6 +1,7 @@
 package io.lockhygiene.internal.locktable;
 
 import java.lang.ref.WeakReference;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.leak.RecentCalls;
@@ -28,7 +29,7 @@ public final class LockOwner {
      * Open application transactions of this owner whose advisory calls run on the application's own server
      * (see the connection side's venue): while any is open, the table decides none of its calls.
      */
-    private int serverTransactions;
+    private final AtomicInteger serverTransactions = new AtomicInteger();
 
     private LockOwner(String description, Thread thread, LeakReporter reporter) {
         this.description = description;
@@ -98,18 +99,18 @@ public final class LockOwner {
     }
 
     /** An application transaction of this owner runs its advisory calls on its own server from now on. */
-    public synchronized void serverTransactionOpened() {
-        serverTransactions++;
+    public void serverTransactionOpened() {
+        serverTransactions.incrementAndGet();
     }
 
     /** It ended. */
-    public synchronized void serverTransactionEnded() {
-        serverTransactions = Math.max(0, serverTransactions - 1);
+    public void serverTransactionEnded() {
+        serverTransactions.updateAndGet(n -> Math.max(0, n - 1));
     }
 
     /** True while some transaction of this owner holds advisory locks on its own server. */
-    public synchronized boolean hasServerTransaction() {
-        return serverTransactions > 0;
+    public boolean hasServerTransaction() {
+        return serverTransactions.get() > 0;
     }
 
     @Override

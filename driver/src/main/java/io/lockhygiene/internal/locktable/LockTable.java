@@ -2,11 +2,12 @@ package io.lockhygiene.internal.locktable;
 
 import java.util.List;
 import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import io.lockhygiene.internal.locktable.Holdings.WaitQueues;
+import io.lockhygiene.internal.util.LockOrder;
+import io.lockhygiene.internal.util.OrderedLock;
 
 /**
  * PostgreSQL's advisory lock semantics among the owners of one process, for one lock holder, and its own
@@ -32,7 +33,7 @@ public final class LockTable {
     }
 
     private volatile boolean lossSeen;
-    private final ReentrantLock state = new ReentrantLock();
+    private final OrderedLock state = new OrderedLock(LockOrder.LOCK_TABLE);
     private final Condition changed = state.newCondition();
     private long generation;
     private final Holdings holdings = new Holdings();
@@ -148,11 +149,6 @@ public final class LockTable {
         } finally {
             state.unlock();
         }
-    }
-
-    /** The owner waits for another process: it queues first among local owners, waiting for nobody here. */
-    public void enqueueForServer(LockOwner owner, AdvisoryKey key, boolean shared) {
-        change(() -> queues.enqueue(owner, key, shared, null));
     }
 
     /** The owner leaves the key's queue (granted elsewhere, or gave up). */

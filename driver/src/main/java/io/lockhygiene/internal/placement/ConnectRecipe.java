@@ -3,6 +3,7 @@ package io.lockhygiene.internal.placement;
 import java.util.Properties;
 
 import io.lockhygiene.internal.settings.ConnectionUrl;
+import io.lockhygiene.internal.util.Urls;
 
 /**
  * How to open a connection like the application's: a pgjdbc URL, its properties (user and password among
@@ -53,6 +54,6 @@ public final class ConnectRecipe {
     /** The URL without credentials, the user, and the source; never a password. */
     @Override
     public String toString() {
-        return ConnectionUrl.redact(url) + " (user " + properties.getProperty("user") + ", from " + source + ")";
+        return Urls.redact(url) + " (user " + properties.getProperty("user") + ", from " + source + ")";
     }
 }

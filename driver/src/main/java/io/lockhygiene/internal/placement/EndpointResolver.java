@@ -15,11 +15,12 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.settings.ConnectionUrl;
 import io.lockhygiene.settings.Settings;
+import io.lockhygiene.internal.util.Urls;
 
 /**
  * Places the process's lock holder for an application endpoint, once per endpoint and setting
@@ -204,14 +205,14 @@ public final class EndpointResolver {
                         String said = EmulateMessages.holderOnServer(route.describe(), holderSide.address,
                                 holderSide.port, recipe.source(), appThroughPooler);
                         Properties props = ServerProbes.holderProperties(recipe.properties(), false);
-                        return Holders.of(HolderEndpoint.of(HolderEndpoint.Kind.DIRECT, ConnectionUrl.redact(url)
+                        return Holders.of(HolderEndpoint.of(HolderEndpoint.Kind.DIRECT, Urls.redact(url)
                                 + " (auto)", appSide.identity(), () -> opener.open(url, props)).withMainSessions(sessions),
                                 () -> Log.info("{}", said)); // once per holder: a DataSource per tenant says it once
                     }
-                    tried.add(recipe.source() + ": " + ConnectionUrl.redact(url) + " answers for another database ("
+                    tried.add(recipe.source() + ": " + Urls.redact(url) + " answers for another database ("
                             + holderSide.identity() + ", the application's is " + appSide.identity() + ")");
                 } catch (SQLException | RuntimeException e) {
-                    tried.add(recipe.source() + ": " + ConnectionUrl.redact(url) + " did not accept the holder's"
+                    tried.add(recipe.source() + ": " + Urls.redact(url) + " did not accept the holder's"
                             + " connection (" + e.getMessage() + ")");
                 }
             }
@@ -258,7 +259,7 @@ public final class EndpointResolver {
 
     private static HolderEndpoint explicit(HolderRoute route, String url, ServerProbes.Identity appSide)
             throws SQLException {
-        String shown = ConnectionUrl.redact(url);
+        String shown = Urls.redact(url);
         Properties props = ServerProbes.holderProperties(credentialsFor(url, route), false);
         HolderRoute.UrlOpener opener = route.urlOpener();
         Connection first;

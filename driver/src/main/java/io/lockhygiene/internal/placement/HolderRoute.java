@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.FutureTask;
 
 import io.lockhygiene.internal.settings.ConnectionUrl;
+import io.lockhygiene.internal.util.Urls;
 
 /**
  * What an application connection tells emulate about where it came from, so that the process's lock
@@ -59,7 +60,7 @@ public interface HolderRoute {
     /** A route for a connection opened with {@code url} and {@code info} through {@code opener}. */
     static HolderRoute ofUrl(String url, Properties info, boolean threadOwners, UrlOpener opener) {
         // the endpoint names URL (without credentials) and user: one holder per process and database
-        String endpoint = ConnectionUrl.redact(url) + " (user " + (info == null ? null : info.getProperty("user")) + ")";
+        String endpoint = Urls.redact(url) + " (user " + (info == null ? null : info.getProperty("user")) + ")";
         ConnectRecipe recipe = new ConnectRecipe(url, credentials(info), "the application's URL");
         return new HolderRoute() {
             @Override

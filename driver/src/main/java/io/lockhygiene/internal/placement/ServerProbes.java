@@ -6,9 +6,10 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Properties;
 
-import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.settings.ConnectionUrl;
+import io.lockhygiene.internal.util.Urls;
 
 /**
  * What the placement asks a server before a holder connects there: who answers on a connection (which
@@ -48,7 +49,7 @@ final class ServerProbes {
             int after = backendPid(first);
             return after != before || other == before;
         } catch (SQLException e) {
-            throw new SQLException(EmulateMessages.holderUrlPoolingUnknown(ConnectionUrl.redact(url),
+            throw new SQLException(EmulateMessages.holderUrlPoolingUnknown(Urls.redact(url),
                     PROBE_TIMEOUT_SECONDS, e.getMessage()), "HY024", e);
         } finally {
             try {
@@ -69,7 +70,7 @@ final class ServerProbes {
     static Identity probe(HolderRoute.UrlOpener opener, String url, Properties props) throws SQLException {
         Connection c = opener.open(url, props);
         if (c == null) {
-            throw new SQLException("no pgjdbc driver accepts " + ConnectionUrl.redact(url));
+            throw new SQLException("no pgjdbc driver accepts " + Urls.redact(url));
         }
         try {
             c.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_SECONDS * 1000);

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Properties;
 
 import io.lockhygiene.settings.Setting;
+import io.lockhygiene.internal.util.Urls;
 
 /**
  * Splits a {@code jdbc:lockhygiene:postgresql:...} URL into the pgjdbc URL (only the leading
@@ -32,7 +33,7 @@ public final class ConnectionUrl {
 
     public static ConnectionUrl parse(String url) {
         if (!accepts(url)) {
-            throw new IllegalArgumentException("Not a LockHygiene URL (expected " + ACCEPTED + "...): " + redact(url));
+            throw new IllegalArgumentException("Not a LockHygiene URL (expected " + ACCEPTED + "...): " + Urls.redact(url));
         }
         String target = "jdbc:" + url.substring(PREFIX.length());
         int q = target.indexOf('?');
@@ -93,16 +94,6 @@ public final class ConnectionUrl {
         return copy;
     }
 
-    /** The URL with the values of password-like parameters replaced, for logs and messages. */
-    public static String redact(String url) {
-        if (url == null) {
-            return "null";
-        }
-        if (!url.toLowerCase(java.util.Locale.ROOT).contains("password=")) {
-            return url; // no regex, so the agent's start-up line compiles no Pattern
-        }
-        return url.replaceAll("(?i)((?:^|[?&;])[a-z]*password=)[^&;]*", "$1***");
-    }
 
     private static String decode(String s) {
         try {

@@ -7,6 +7,7 @@ import java.util.function.Function;
 
 import io.lockhygiene.settings.Setting;
 import io.lockhygiene.settings.Settings;
+import io.lockhygiene.internal.util.Urls;
 
 /**
  * Resolves {@link Settings}, highest first: the connection's own keys (URL query parameters, then
@@ -106,7 +107,7 @@ public final class SettingsReader {
         if (value.startsWith("jdbc:postgresql:")) {
             return Settings.HolderUrl.of(value);
         }
-        throw new IllegalArgumentException("Bad value '" + ConnectionUrl.redact(value) + "' for "
+        throw new IllegalArgumentException("Bad value '" + Urls.redact(value) + "' for "
                 + Setting.HOLDER_URL.key() + " (from " + found[1] + "); allowed: auto, pooler, or a pgjdbc URL"
                 + " (jdbc:postgresql://host:port/database)");
     }

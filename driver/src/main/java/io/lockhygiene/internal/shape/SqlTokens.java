@@ -141,49 +141,31 @@ final class SqlTokens {
 
     /** The first {@code word} at parenthesis depth 0 in [from, to), CASE ... END skipped; -1 if none. */
     int topLevelWord(int from, int to, String word) {
-        int depth = 0;
-        int cases = 0;
-        for (int i = from; i < to; i++) {
-            int k = kind(i);
-            if (k == LPAREN || k == LBRACKET) {
-                depth++;
-            } else if (k == RPAREN || k == RBRACKET) {
-                depth--;
-            } else if (depth == 0 && isWord(i, "case")) {
-                cases++;
-            } else if (depth == 0 && cases > 0 && isWord(i, "end")) {
-                cases--;
-            } else if (depth == 0 && cases == 0 && isWord(i, word)) {
-                return i;
-            }
-        }
-        return -1;
+        return atLevel(from, to, word, null);
     }
 
     /** The END of the CASE whose first WHEN is at {@code from}, or -1. */
     int caseEnd(int from, int to) {
-        int depth = 0;
-        int cases = 0;
-        for (int i = from; i < to; i++) {
-            int k = kind(i);
-            if (k == LPAREN || k == LBRACKET) {
-                depth++;
-            } else if (k == RPAREN || k == RBRACKET) {
-                depth--;
-            } else if (depth == 0 && isWord(i, "case")) {
-                cases++;
-            } else if (depth == 0 && isWord(i, "end")) {
-                if (cases == 0) {
-                    return i;
-                }
-                cases--;
-            }
-        }
-        return -1;
+        return atLevel(from, to, "end", null);
     }
 
     /** {@code word} at this CASE's own level in [from, to), or -1. */
     int caseWord(int from, int to, String word) {
+        return atLevel(from, to, word, null);
+    }
+
+    /** The next WHEN or ELSE of this CASE after a THEN, or its END. */
+    int caseNext(int from, int endAt) {
+        int at = atLevel(from, endAt, "when", "else");
+        return at < 0 ? endAt : at;
+    }
+
+    /**
+     * The one depth scan: the first token in [from, to) that is {@code word} or {@code orWord} (null: none) at
+     * this level, that is outside parentheses and brackets and outside any CASE ... END that opens after
+     * {@code from}; -1 if none. An END that closes no CASE opened here is at this level (the end of ours).
+     */
+    private int atLevel(int from, int to, String word, String orWord) {
         int depth = 0;
         int cases = 0;
         for (int i = from; i < to; i++) {
@@ -196,32 +178,11 @@ final class SqlTokens {
                 cases++;
             } else if (depth == 0 && cases > 0 && isWord(i, "end")) {
                 cases--;
-            } else if (depth == 0 && cases == 0 && isWord(i, word)) {
+            } else if (depth == 0 && cases == 0 && (isWord(i, word) || (orWord != null && isWord(i, orWord)))) {
                 return i;
             }
         }
         return -1;
-    }
-
-    /** The next WHEN or ELSE of this CASE after a THEN, or its END. */
-    int caseNext(int from, int endAt) {
-        int depth = 0;
-        int cases = 0;
-        for (int i = from; i < endAt; i++) {
-            int k = kind(i);
-            if (k == LPAREN || k == LBRACKET) {
-                depth++;
-            } else if (k == RPAREN || k == RBRACKET) {
-                depth--;
-            } else if (depth == 0 && isWord(i, "case")) {
-                cases++;
-            } else if (depth == 0 && cases > 0 && isWord(i, "end")) {
-                cases--;
-            } else if (depth == 0 && cases == 0 && (isWord(i, "when") || isWord(i, "else"))) {
-                return i;
-            }
-        }
-        return endAt;
     }
 
     /**

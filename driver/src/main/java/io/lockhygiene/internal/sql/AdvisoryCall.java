@@ -36,10 +36,6 @@ public final class AdvisoryCall {
         return nameEnd;
     }
 
-    public int openParen() {
-        return openParen;
-    }
-
     /** Position of the closing parenthesis, or -1 when the text ends first. */
     public int closeParen() {
         return closeParen;

@@ -16,6 +16,7 @@ import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.shape.ShapeParser;
 import org.junit.jupiter.api.Test;
+import io.lockhygiene.internal.holder.KeyCache;
 
 /**
  * An execution's keys where the JVM knows them (no server is asked: the connection passed is null, and any

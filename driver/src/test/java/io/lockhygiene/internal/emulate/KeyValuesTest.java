@@ -12,6 +12,7 @@ import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.shape.ShapeParser;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import io.lockhygiene.internal.shape.BindView;
 
 /**
  * Which key values the JVM may read itself, exactly as PostgreSQL would take them; every other case is the
@@ -19,7 +20,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class KeyValuesTest {
 
-    private static String resolve(String sql, int arg, KeyValues.BindView binds) {
+    private static String resolve(String sql, int arg, BindView binds) {
         LockShape shape = ShapeParser.parse(sql);
         KeyArg a = shape.calls().get(0).args().get(arg);
         KeyValue v = KeyValues.resolve(a, shape.calls().get(0).args().size() == 2, binds);
@@ -27,10 +28,10 @@ class KeyValuesTest {
     }
 
     /** One bind: parameter 1 set with {@code method} and its arguments. */
-    private static KeyValues.BindView bind(String method, Object... args) {
+    private static BindView bind(String method, Object... args) {
         Map<Integer, Object[]> set = new HashMap<>();
         set.put(1, args);
-        return new KeyValues.BindView() {
+        return new BindView() {
             @Override
             public String method(int index) {
                 return set.containsKey(index) ? method : null;
@@ -40,6 +41,21 @@ class KeyValuesTest {
             public Object arg(int index, int n) {
                 Object[] a = set.get(index);
                 return a == null || n >= a.length ? null : a[n];
+            }
+
+            @Override
+            public String valueSignature(int[] indexes) {
+                return null;
+            }
+
+            @Override
+            public String typeSignature(int count) {
+                return "";
+            }
+
+            @Override
+            public void applyTo(java.sql.PreparedStatement target, int[] indexes) {
+                throw new UnsupportedOperationException("the JVM reads these keys itself");
             }
         };
     }

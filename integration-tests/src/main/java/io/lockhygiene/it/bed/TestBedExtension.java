@@ -26,7 +26,7 @@ public final class TestBedExtension implements ParameterResolver, AfterEachCallb
 
     @Override
     public void afterEach(ExtensionContext context) {
-        io.lockhygiene.internal.holder.Holders.resetForTests();
+        io.lockhygiene.it.bed.Holders.reset();
     }
 
     /** Closes the bed when the root context closes. */

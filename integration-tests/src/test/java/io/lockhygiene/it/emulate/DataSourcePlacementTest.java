@@ -11,6 +11,7 @@ import java.lang.ref.WeakReference;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -24,6 +25,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.lockhygiene.LockHygieneDataSource;
 import io.lockhygiene.internal.holder.Holders;
+import io.lockhygiene.it.bed.Eventually;
 import io.lockhygiene.it.bed.OpaqueDataSource;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
@@ -162,7 +164,9 @@ class DataSourcePlacementTest {
             }, "waits-for-the-pool");
             b.start();
             assertTrue(bWaits.await(10, TimeUnit.SECONDS));
-            Thread.sleep(200); // b is inside the pool's wait by now: a borrower ahead of the holder's next one
+            // b is inside the pool's wait: a borrower ahead of the holder's next one
+            Eventually.until("b waits in HikariCP's queue", Duration.ofSeconds(10),
+                    () -> pool.getHikariPoolMXBean().getThreadsAwaitingConnection() > 0);
             try (Connection admin = bed.connect(Route.DIRECT); Statement s = admin.createStatement()) {
                 s.execute("SELECT pg_terminate_backend(" + holder.get(0) + ")");
             }
@@ -201,17 +205,15 @@ class DataSourcePlacementTest {
     @Test
     void aDroppedWrapperIsCollectedAndLetsItsHolderGo() throws Exception {
         long key = 932_131;
-        Holders.resetForTests();
+        io.lockhygiene.it.bed.Holders.reset();
         try (HikariDataSource pool = hikari(Route.DIRECT, 2, 30_000)) {
             WeakReference<LockHygieneDataSource> ref = useAndDrop(pool, key);
             awaitCollected(ref);
             assertNull(ref.get(), "the wrapper was collected");
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (bed.admin().sessionsNamed(HOLDER) > 0 && System.nanoTime() < until) {
+            Eventually.until("its holder's connection is closed", Duration.ofSeconds(10), () -> {
                 System.gc();
-                Thread.sleep(50);
-            }
-            assertEquals(0, bed.admin().sessionsNamed(HOLDER), "its holder's connection is closed");
+                return bed.admin().sessionsNamed(HOLDER) == 0;
+            });
 
             List<WeakReference<LockHygieneDataSource>> refs = new ArrayList<>();
             for (int i = 0; i < 100; i++) {
@@ -228,12 +230,10 @@ class DataSourcePlacementTest {
             WeakReference<LockHygieneDataSource> ref = useAndDrop(OpaqueDataSource.of(pool::getConnection), key + 2);
             awaitCollected(ref);
             assertNull(ref.get());
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (pool.getHikariPoolMXBean().getActiveConnections() > 0 && System.nanoTime() < until) {
+            Eventually.until("the holder's borrow is returned", Duration.ofSeconds(10), () -> {
                 System.gc();
-                Thread.sleep(50);
-            }
-            assertEquals(0, pool.getHikariPoolMXBean().getActiveConnections(), "the holder's borrow is returned");
+                return pool.getHikariPoolMXBean().getActiveConnections() == 0;
+            });
         }
     }
 
@@ -243,11 +243,10 @@ class DataSourcePlacementTest {
         return new WeakReference<>(ds);
     }
 
-    private static void awaitCollected(WeakReference<?> ref) throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (ref.get() != null && System.nanoTime() < until) {
+    private static void awaitCollected(WeakReference<?> ref) {
+        Eventually.until("the wrapper is collected", Duration.ofSeconds(20), () -> {
             System.gc();
-            Thread.sleep(20);
-        }
+            return ref.get() == null;
+        });
     }
 }

@@ -15,6 +15,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
@@ -26,6 +27,7 @@ import java.util.stream.Collectors;
 
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.it.EventRecorder;
+import io.lockhygiene.it.bed.Eventually;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
@@ -76,6 +78,26 @@ class FencedCommitTest {
         });
     }
 
+    /** Returns once run {@code run} has committed {@code rows} rows. */
+    private void awaitRowsOf(String run, int rows) {
+        Eventually.until(rows + " rows of A committed", Duration.ofSeconds(30), () -> {
+            try (Connection c = bed.connect(Route.DIRECT);
+                 PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM lost_rows WHERE run = ?")) {
+                ps.setString(1, run);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getInt(1) >= rows;
+                }
+            }
+        });
+    }
+
+    /** Returns once a backend waits in PostgreSQL's queue for {@code key} (B). */
+    private void awaitWaiterFor(long key) {
+        Eventually.until("B waits for key " + key + " in pg_locks", Duration.ofSeconds(30),
+                () -> !bed.admin().waitersFor(key).isEmpty());
+    }
+
     /** Terminates the backend that holds {@code key} (A's own, a pooled server, or A's lock holder). */
     private long terminateHolderOf(long key) throws SQLException {
         List<Integer> holders = bed.admin().holdersOf(key);
@@ -117,14 +139,16 @@ class FencedCommitTest {
             }
         });
         assertTrue(locked.await(30, TimeUnit.SECONDS), "A took its lock");
-        Thread.sleep(100); // A writes ~20 rows under its lock
+        awaitRowsOf(run, 20); // A writes under its lock
         CountDownLatch bWaits = new CountDownLatch(1);
         CompletableFuture<String> b = workerB(key, bWaits);
         assertTrue(bWaits.await(30, TimeUnit.SECONDS));
-        Thread.sleep(50); // B is in PostgreSQL's queue for the key
+        awaitWaiterFor(key); // B is in PostgreSQL's queue for the key
         long terminatedAt = terminateHolderOf(key);
         String snapshot = b.get(60, TimeUnit.SECONDS);
-        Thread.sleep(300); // A goes on while it can
+        // A goes on while it can: until its writer fails (fenced) or it has committed rows B's snapshot missed
+        Eventually.until("A's writer stopped or wrote after B took the key", Duration.ofSeconds(30),
+                () -> writer.isDone() || committedAfter(run, snapshot) >= 10);
         stop.set(true);
         LostLockWriter.Result r = writer.get(60, TimeUnit.SECONDS);
         return new Outcome(committedAfter(run, snapshot), r.committed, r.errorState == null ? null
@@ -191,11 +215,11 @@ class FencedCommitTest {
                 out.append(line).append('\n');
                 if (line.startsWith("LOCKED")) {
                     assertTrue(line.contains("io.lockhygiene"), "the agent guards the writer: " + line);
-                    Thread.sleep(100);
+                    awaitRowsOf(run, 20);
                     CountDownLatch bWaits = new CountDownLatch(1);
                     CompletableFuture<String> b = workerB(key, bWaits);
                     assertTrue(bWaits.await(30, TimeUnit.SECONDS));
-                    Thread.sleep(50);
+                    awaitWaiterFor(key);
                     terminatedAt = terminateHolderOf(key);
                     snapshot = b.get(60, TimeUnit.SECONDS);
                 } else if (line.startsWith("RESULT")) {

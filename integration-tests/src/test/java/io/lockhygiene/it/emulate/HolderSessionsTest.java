@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
-import io.lockhygiene.internal.holder.Holders;
+import io.lockhygiene.it.bed.Holders;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
@@ -46,7 +46,7 @@ class HolderSessionsTest {
     @BeforeEach
     @AfterEach
     void freshHolder() {
-        Holders.resetForTests(); // this test's holder is made with its setting, and goes with it
+        Holders.reset(); // this test's holder is made with its setting, and goes with it
     }
 
     private Connection emulating() throws SQLException {

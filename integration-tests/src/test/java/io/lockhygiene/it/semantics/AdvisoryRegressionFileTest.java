@@ -138,12 +138,12 @@ class AdvisoryRegressionFileTest {
             reference = run(direct, style);
         }
         List<String> ours;
-        io.lockhygiene.internal.holder.Holders.resetForTests(); // a holder made with this run's holderSessions
+        io.lockhygiene.it.bed.Holders.reset(); // a holder made with this run's holderSessions
         try (Connection c = bed.connectLockHygiene(pooler, "lockhygiene.mode=emulate",
                 "lockhygiene.holderSessions=" + holderSessions)) {
             ours = run(c, style);
         } finally {
-            io.lockhygiene.internal.holder.Holders.resetForTests();
+            io.lockhygiene.it.bed.Holders.reset();
         }
         for (int i = 0; i < reference.size(); i++) {
             assertEquals(reference.get(i), ours.get(i), "statement " + (i + 1) + " of advisory_lock.sql (" + style + ")");

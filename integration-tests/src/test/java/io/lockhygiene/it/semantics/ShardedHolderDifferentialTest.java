@@ -3,7 +3,7 @@ package io.lockhygiene.it.semantics;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
-import io.lockhygiene.internal.holder.Holders;
+import io.lockhygiene.it.bed.Holders;
 
 /**
  * The differential tester's fixed base (and its hand-written programs and control) with the lock holder's keys
@@ -13,12 +13,12 @@ import io.lockhygiene.internal.holder.Holders;
 class ShardedHolderDifferentialTest extends DifferentialTest {
     @BeforeAll
     static void freshHolder() {
-        Holders.resetForTests(); // the holder is made by the first connection, with its setting
+        Holders.reset(); // the holder is made by the first connection, with its setting
     }
 
     @AfterAll
     static void forgetHolder() {
-        Holders.resetForTests();
+        Holders.reset();
     }
 
     @Override

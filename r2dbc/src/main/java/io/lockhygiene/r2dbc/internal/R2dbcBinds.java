@@ -1,5 +1,7 @@
 package io.lockhygiene.r2dbc.internal;
 
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -7,8 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 
-import io.lockhygiene.internal.emulate.KeyValues;
 import io.r2dbc.spi.Statement;
+import io.lockhygiene.internal.shape.BindView;
 
 /**
  * One binding of an R2DBC statement, kept by LockHygiene: each bind call in order (replayed onto the statement
@@ -16,7 +18,7 @@ import io.r2dbc.spi.Statement;
  * parameters: r2dbc-postgresql sends an Integer as int4, a Long as int8, a Short or Byte as int2, exactly
  * what the core's rules for {@code setObject} say; a NULL bound for one of them is that type's NULL.
  */
-final class R2dbcBinds implements KeyValues.BindView {
+final class R2dbcBinds implements BindView {
     private final List<Consumer<Statement>> calls = new ArrayList<>(2);
     private final Map<Integer, Object> values = new HashMap<>(4);
     private final Map<Integer, Class<?>> nulls = new HashMap<>(2);
@@ -100,6 +102,36 @@ final class R2dbcBinds implements KeyValues.BindView {
             return n == 0 ? sqlType(nulls.get(dollar)) : null;
         }
         return n == 0 ? values.get(dollar) : null; // no target SQL type: the value's own
+    }
+
+    /** None: R2DBC keys are integers the JVM reads; an expression key is never cached or evaluated here. */
+    @Override
+    public String valueSignature(int[] indexes) {
+        return null;
+    }
+
+    @Override
+    public String typeSignature(int count) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 1; i <= count; i++) {
+            String m = method(i);
+            Object v = arg(i, 0);
+            b.append(m == null ? "-" : m).append(':').append(v == null ? "null" : v.getClass().getName()).append(',');
+        }
+        return b.toString();
+    }
+
+    /** Each value as r2dbc-postgresql would send it (its Java type decides the PostgreSQL type). */
+    @Override
+    public void applyTo(PreparedStatement target, int[] indexes) throws SQLException {
+        for (int i = 0; i < indexes.length; i++) {
+            String m = method(indexes[i]);
+            if ("setNull".equals(m)) {
+                target.setNull(i + 1, (Integer) arg(indexes[i], 0));
+            } else if (m != null) {
+                target.setObject(i + 1, arg(indexes[i], 0));
+            }
+        }
     }
 
     /** The SQL type r2dbc-postgresql gives a NULL of this Java type, as far as the lock table cares. */

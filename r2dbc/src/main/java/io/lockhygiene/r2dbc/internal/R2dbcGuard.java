@@ -4,7 +4,7 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.lockhygiene.internal.emulate.EmulateMessages;
+import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.emulate.StandaloneEmulation;
 import io.lockhygiene.internal.events.Events.Counters.StatementTally;
 import io.lockhygiene.internal.events.Events;

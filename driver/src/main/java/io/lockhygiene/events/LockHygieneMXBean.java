@@ -1,4 +1,4 @@
-package io.lockhygiene;
+package io.lockhygiene.events;
 
 /** The counters, over JMX as {@code io.lockhygiene:type=LockHygiene}. */
 public interface LockHygieneMXBean {

@@ -1,9 +1,11 @@
-package io.lockhygiene.internal.emulate;
+package io.lockhygiene.internal.holder;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 import io.lockhygiene.internal.locktable.AdvisoryKey.KeyValue;
+import io.lockhygiene.internal.util.LockOrder;
+import io.lockhygiene.internal.util.OrderedLock;
 
 /**
  * Values of key expressions made only of immutable parts ({@code hashtext('report-daily')},
@@ -12,6 +14,7 @@ import io.lockhygiene.internal.locktable.AdvisoryKey.KeyValue;
  */
 public final class KeyCache {
     static final int MAX_ENTRIES = 10_000;
+    private final OrderedLock lock = new OrderedLock(LockOrder.KEY_CACHE);
     private final Map<String, KeyValue> values = new LinkedHashMap<String, KeyValue>(64, 0.75f, true) {
         private static final long serialVersionUID = 1L;
 
@@ -23,14 +26,20 @@ public final class KeyCache {
 
     /** The cached value, or null when unknown. */
     public KeyValue get(String key) {
-        synchronized (values) {
-            return values.get(key);
+        lock.lock();
+        try {
+            return values.get(key); // an access-ordered map: a get moves the entry, so it needs the lock too
+        } finally {
+            lock.unlock();
         }
     }
 
     public void put(String key, KeyValue value) {
-        synchronized (values) {
+        lock.lock();
+        try {
             values.put(key, value);
+        } finally {
+            lock.unlock();
         }
     }
 }

@@ -1,4 +1,4 @@
-package io.lockhygiene.internal.emulate;
+package io.lockhygiene.internal.log;
 
 import io.lockhygiene.internal.locktable.AdvisoryKey;
 
