@@ -128,9 +128,19 @@ public final class StandaloneEmulation {
         return Holder.lostException(owner.toString(), null);
     }
 
-    /** The seals the owner's next commit must check in its round trip, or null when it holds nothing. */
-    public int[] commitSeals() {
-        return holder.table().commitSeals(owner);
+    /**
+     * The seals the owner's commit now must check in its round trip, or null when it holds nothing; the loss of
+     * its locks, when the holder saw one, as the exception the commit must be rolled back with (once). The seals
+     * are read before the loss is asked: a loss clears the table only after it marked the owner, so a commit that
+     * finds nothing to fence because its locks went this moment gets the loss instead, never an unfenced commit.
+     */
+    public int[] commitSeals() throws SQLException {
+        int[] seals = holder.table().commitSeals(owner);
+        SQLException lost = lossOnce();
+        if (lost != null) {
+            throw lost;
+        }
+        return seals;
     }
 
     /** The fence statement for {@code seals} (see {@link Seals#fence}), made once while they stay the same. */

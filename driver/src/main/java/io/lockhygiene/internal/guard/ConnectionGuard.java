@@ -263,7 +263,7 @@ public final class ConnectionGuard {
      *
      * @param binds a prepared statement's bind values (kept under emulate), or null for a Statement's text
      */
-    public <R> Executed<R> run(StatementPlan plan, Binds binds, Face face, Call<R> call) throws SQLException {
+    public <R> Executed<R> run(StatementPlan plan, Binds binds, StatementSource face, Call<R> call) throws SQLException {
         if (off) {
             return Executed.onApp(call.run(face.app(), plan.sent));
         }

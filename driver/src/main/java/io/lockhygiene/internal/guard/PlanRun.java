@@ -66,7 +66,7 @@ public final class PlanRun {
         return recorder;
     }
 
-    <R> Executed<R> carryOut(Plan p, StatementPlan plan, Binds binds, Face face, Call<R> call, Situation where)
+    <R> Executed<R> carryOut(Plan p, StatementPlan plan, Binds binds, StatementSource face, Call<R> call, Situation where)
             throws SQLException {
         switch (p.action()) {
             case EMULATE:
@@ -89,7 +89,7 @@ public final class PlanRun {
     }
 
     /** A text whose last statement ends the transaction while a leak check is due (see {@link SeveralStatements}). */
-    <R> Executed<R> endingTransaction(StatementPlan plan, Binds binds, Face face, Call<R> call) throws SQLException {
+    <R> Executed<R> endingTransaction(StatementPlan plan, Binds binds, StatementSource face, Call<R> call) throws SQLException {
         return several.endingTransaction(plan, binds, face, call);
     }
 
@@ -102,7 +102,7 @@ public final class PlanRun {
      * block (VACUUM, CREATE INDEX CONCURRENTLY) commits nothing to fence. DISCARD ALL lets the owner's
      * session-level locks go, as on PostgreSQL.
      */
-    <R> Executed<R> owning(StatementPlan plan, Face face, Call<R> call) throws SQLException {
+    <R> Executed<R> owning(StatementPlan plan, StatementSource face, Call<R> call) throws SQLException {
         Statement app = face.app();
         if (SqlScanner.discardsAll(plan.original)) {
             R result = call.run(app, plan.sent);
@@ -127,7 +127,7 @@ public final class PlanRun {
             return Executed.onApp(ends.runWrapped(app, plan.sent, call));
         }
         Statement shown = face.chain(Collections.singletonList(fenced));
-        return Executed.shownOn(call.run(shown, plan.original), shown, null);
+        return Executed.resultsOn(call.run(shown, plan.original), shown, null);
     }
 
     /**
@@ -135,7 +135,7 @@ public final class PlanRun {
      * leak check when {@code record}; inside a transaction of ours when {@code wrapped} (autocommit under
      * transaction pooling), whose end carries the check on the server that held it.
      */
-    private <R> Executed<R> asIs(StatementPlan plan, Face face, Call<R> call, Situation where, boolean record,
+    private <R> Executed<R> asIs(StatementPlan plan, StatementSource face, Call<R> call, Situation where, boolean record,
                        boolean wrapped) throws SQLException {
         Statement app = face.app();
         if (record && where.status() != Situation.TransactionStatus.FAILED && plan.sentScan.hasSessionLevelCall()) {
@@ -164,7 +164,7 @@ public final class PlanRun {
     }
 
     /** emulate: the lock table decides every call; the answer is made here or computed by the server. */
-    private <R> Executed<R> emulate(StatementPlan plan, Binds binds, Face face, Call<R> call, Situation where)
+    private <R> Executed<R> emulate(StatementPlan plan, Binds binds, StatementSource face, Call<R> call, Situation where)
             throws SQLException {
         Outcome outcome = emulation.execute(plan.shape, binds, face.app(), where.statementRunsInTransaction());
         try {
@@ -177,7 +177,7 @@ public final class PlanRun {
                 target = face.answer(outcome.query(), binds);
                 sql = outcome.query().sql();
             }
-            return Executed.shownOn(call.run(target, sql), target, outcome);
+            return Executed.resultsOn(call.run(target, sql), target, outcome);
         } catch (SQLException | RuntimeException appFailure) {
             emulation.statementFailed(appFailure);
             throw appFailure;
@@ -249,12 +249,12 @@ public final class PlanRun {
      */
     public static final class Executed<R> {
         private final R value;
-        private final Statement shownOn;
+        private final Statement resultsOn;
         private final Outcome outcome;
 
-        private Executed(R value, Statement shownOn, Outcome outcome) {
+        private Executed(R value, Statement resultsOn, Outcome outcome) {
             this.value = value;
-            this.shownOn = shownOn;
+            this.resultsOn = resultsOn;
             this.outcome = outcome;
         }
 
@@ -263,9 +263,9 @@ public final class PlanRun {
             return new Executed<>(value, null, null);
         }
 
-        /** The results are read from {@code shownOn} (a statement of ours or an answer made here). */
-        static <R> Executed<R> shownOn(R value, Statement shownOn, Outcome outcome) {
-            return new Executed<>(value, shownOn, outcome);
+        /** The results are read from {@code resultsOn} (a statement of ours or an answer made here). */
+        static <R> Executed<R> resultsOn(R value, Statement resultsOn, Outcome outcome) {
+            return new Executed<>(value, resultsOn, outcome);
         }
 
         /** The JDBC method's value (a ResultSet, a count, execute's boolean). */
@@ -274,8 +274,8 @@ public final class PlanRun {
         }
 
         /** Where the results are read; null for the application's own statement. */
-        public Statement shownOn() {
-            return shownOn;
+        public Statement resultsOn() {
+            return resultsOn;
         }
 
         /** emulate's outcome of this execution, or null. */

@@ -31,12 +31,12 @@ final class SeveralStatements {
      * that is only the end shows what pgjdbc shows after one; after a longer text, the end's own update
      * count is the one result the application does not see.
      */
-    <R> Executed<R> endingTransaction(StatementPlan plan, Binds binds, Face face, Call<R> call) throws SQLException {
+    <R> Executed<R> endingTransaction(StatementPlan plan, Binds binds, StatementSource face, Call<R> call) throws SQLException {
         TransactionControl end = plan.finalTransactionEnd();
         String endText = end.textIn(plan.original);
         if (end.statementIndex() == 0) {
             Statement ended = face.ended(ends.endTransactionByText(endText));
-            return Executed.shownOn(call.run(ended, plan.original), ended, null);
+            return Executed.resultsOn(call.run(ended, plan.original), ended, null);
         }
         // the rewrite splices only before the end: the end starts as far from the text's end in both
         String before = plan.sent.substring(0, plan.sent.length() - (plan.original.length() - end.start()));
@@ -53,7 +53,7 @@ final class SeveralStatements {
      * call is decided as in PostgreSQL, in order), its results shown in order; {@code wrapped}: in one
      * transaction of ours (see the policy's SPLIT).
      */
-    <R> Executed<R> split(StatementPlan plan, Face face, Call<R> call, boolean wrapped) throws SQLException {
+    <R> Executed<R> split(StatementPlan plan, StatementSource face, Call<R> call, boolean wrapped) throws SQLException {
         List<String> pieces = pieces(plan.original, plan.scan);
         List<Statement> results = new ArrayList<>(pieces.size());
         Call<Boolean> all = (ignored, text) -> {
@@ -75,12 +75,12 @@ final class SeveralStatements {
             throw e;
         }
         Statement chained = face.chain(results);
-        return Executed.shownOn(call.run(chained, plan.original), chained, null);
+        return Executed.resultsOn(call.run(chained, plan.original), chained, null);
     }
 
-    private Statement runPiece(String piece, Face outer) throws SQLException {
+    private Statement runPiece(String piece, StatementSource outer) throws SQLException {
         StatementPlan p = guard.planNow(piece, SqlScanner.mightMatter(piece), false);
-        PieceFace face = new PieceFace(outer);
+        PieceStatementSource face = new PieceStatementSource(outer);
         try {
             return face.results(guard.run(p, null, face, Statement::execute));
         } catch (SQLException | RuntimeException e) {

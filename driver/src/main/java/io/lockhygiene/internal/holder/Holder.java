@@ -7,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.holder.EmulatedWait.Limits;
-import io.lockhygiene.internal.holder.MainSession.Take;
+import io.lockhygiene.internal.holder.MainSession.LockRequest;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
@@ -121,15 +121,15 @@ public final class Holder implements TransactionHolds {
                         break;
                 }
                 queued |= !tryLock; // a blocking request is in the key's queue now (see LockTable.request)
-                Take.Result took = a.queueCheckOnly ? waits.queueCheck(owner, key, tx, level)
+                LockRequest.Result took = a.queueCheckOnly ? waits.queueCheck(owner, key, tx, level)
                         : a.home instanceof WaitingSession
                         ? waits.takeOn((WaitingSession) a.home, owner, key, shared, tx, level, queued)
-                        : mains.forKey(key).take(new Take(owner, key, shared, tryLock, tx, level, queued, false));
-                if (took == Take.Result.DECIDE_AGAIN) {
+                        : mains.forKey(key).take(new LockRequest(owner, key, shared, tryLock, tx, level, queued, false));
+                if (took == LockRequest.Result.DECIDE_AGAIN) {
                     settleQuietly(owner); // a server lock taken and not granted is surplus now
                     continue;
                 }
-                if (took == Take.Result.GRANTED) {
+                if (took == LockRequest.Result.GRANTED) {
                     queued = false; // granted, and left the queue
                     life.watchNow();
                     return true;
@@ -140,7 +140,7 @@ public final class Holder implements TransactionHolds {
                 if (waits != null && (a.home == null || a.queueCheckOnly)) {
                     wait = EmulatedWait.track(wait, owner.toString(), key, shared, EmulatedWait.Where.SERVER, null);
                     if (waits.serverWait(owner, key, shared, tx, level, limits, wait, a.queueCheckOnly)
-                            == Take.Result.GRANTED) {
+                            == LockRequest.Result.GRANTED) {
                         queued = false;
                         life.watchNow();
                         return true;
@@ -194,18 +194,18 @@ public final class Holder implements TransactionHolds {
                 if (a.verdict == Answer.Verdict.REFUSED) {
                     return false;
                 }
-                Take.Result free;
+                LockRequest.Result free;
                 if (a.queueCheckOnly || a.home instanceof WaitingSession) {
                     free = a.queueCheckOnly ? waits.queueCheck(owner, key, null, 0)
                             : waits.takeOn((WaitingSession) a.home, owner, key, shared, null, 0, false);
-                    if (free == Take.Result.GRANTED) {
+                    if (free == LockRequest.Result.GRANTED) {
                         table.unlock(owner, key, shared);
                     }
                 } else {
-                    free = mains.forKey(key).take(new Take(owner, key, shared, true, null, 0, false, true));
+                    free = mains.forKey(key).take(new LockRequest(owner, key, shared, true, null, 0, false, true));
                 }
-                if (free != Take.Result.DECIDE_AGAIN) {
-                    return free == Take.Result.GRANTED;
+                if (free != LockRequest.Result.DECIDE_AGAIN) {
+                    return free == LockRequest.Result.GRANTED;
                 }
                 settleQuietly(owner);
             }

@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.internal.log.EmulateMessages;
-import io.lockhygiene.internal.holder.MainSession.Take;
+import io.lockhygiene.internal.holder.MainSession.LockRequest;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.locktable.LockOwner;
 import io.lockhygiene.internal.locktable.LockTable;
@@ -64,7 +64,7 @@ final class HolderLife {
      *
      * @param caller the owner whose own statement met the loss (it gets the failure, not the later notice), or null
      */
-    SQLException lost(Exception cause, List<Take> batch, LockOwner caller) {
+    SQLException lost(Exception cause, List<LockRequest> batch, LockOwner caller) {
         // owners are marked before the table forgets them: a statement that finds its owner holding nothing
         // any more finds it marked lost, so no commit slips through unfenced in between
         List<LockOwner> before = table.owners();
@@ -99,7 +99,7 @@ final class HolderLife {
             });
         }
         SQLException failure = cause instanceof SQLException ? (SQLException) cause : Holder.lostException(null, cause);
-        for (Take t : batch) {
+        for (LockRequest t : batch) {
             t.fail(failure);
         }
         for (MainSession b : batches) {
@@ -108,7 +108,7 @@ final class HolderLife {
         return failure;
     }
 
-    private void mark(List<LockOwner> owners, List<Take> batch, LockOwner caller) {
+    private void mark(List<LockOwner> owners, List<LockRequest> batch, LockOwner caller) {
         if (owners.isEmpty()) {
             return;
         }
@@ -120,8 +120,8 @@ final class HolderLife {
         }
     }
 
-    private static boolean inBatch(LockOwner owner, List<Take> batch) {
-        for (Take t : batch) {
+    private static boolean inBatch(LockOwner owner, List<LockRequest> batch) {
+        for (LockRequest t : batch) {
             if (t.owner == owner) {
                 return true;
             }

@@ -33,7 +33,7 @@ final class MainSession {
     private final HolderLife life;
     /** Dedicated endpoints only: releases of keys that live on waiting sessions go there. */
     private final ServerQueue waits;
-    private final ConcurrentLinkedQueue<Take> takes = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<LockRequest> takes = new ConcurrentLinkedQueue<>();
     private final HolderStats stats;
     /**
      * The server locks this session releases: its own, and those of waiting sessions (whichever main session
@@ -54,7 +54,7 @@ final class MainSession {
      * Queues {@code take} and sends it with everything else due, in one round trip; the session is opened
      * first, outside every lock of ours.
      */
-    Take.Result take(Take take) throws SQLException {
+    LockRequest.Result take(LockRequest take) throws SQLException {
         if (!link.isOpen()) {
             if (link.brokeUnseen() && table.backendHolds(link)) {
                 // pgjdbc found it broken before anybody told us: its locks are gone, say so before a new one
@@ -126,7 +126,7 @@ final class MainSession {
 
     /** The holder is lost: every take still queued fails with it. */
     void failQueued(SQLException failure) {
-        for (Take t; (t = takes.poll()) != null; ) {
+        for (LockRequest t; (t = takes.poll()) != null; ) {
             t.fail(failure);
         }
     }
@@ -140,9 +140,9 @@ final class MainSession {
     private void flush(LockOwner caller) throws SQLException {
         for (int round = 0; round < 3; round++) {
             long serves = link.io.batchBegins(); // releases made before this are in the table's surplus now
-            List<Take> batch = new ArrayList<>();
+            List<LockRequest> batch = new ArrayList<>();
             Set<AdvisoryKey> batchKeys = new HashSet<>();
-            for (Take t; (t = takes.poll()) != null; ) {
+            for (LockRequest t; (t = takes.poll()) != null; ) {
                 if (t.owner.isClosed()) {
                     t.fail(new SQLException(EmulateMessages.CLOSED, "08003"));
                     continue;
@@ -179,14 +179,14 @@ final class MainSession {
     }
 
     /** True when a server lock taken for an owner could not be granted (it is surplus now). */
-    private boolean send(List<Take> batch, List<ServerLock> releases, LockOwner caller) throws SQLException {
+    private boolean send(List<LockRequest> batch, List<ServerLock> releases, LockOwner caller) throws SQLException {
         StringBuilder list = new StringBuilder();
         int columns = 0;
         for (ServerLock l : releases) {
             list.append(columns++ == 0 ? "" : ", ").append(l.shared ? "pg_catalog.pg_advisory_unlock_shared("
                     : "pg_catalog.pg_advisory_unlock(").append(l.key.sqlArguments()).append(")::text");
         }
-        for (Take t : batch) {
+        for (LockRequest t : batch) {
             list.append(columns++ == 0 ? "" : ", ").append(sql(t));
         }
         if (link.pins() && link.pinned() && batch.isEmpty() && !table.backendHolds(link)) {
@@ -208,7 +208,7 @@ final class MainSession {
             // an idle main session that died meanwhile (a restart, a terminated backend): it held nothing, so
             // nothing is lost; its takes decide again, and the next opens a fresh one (outside our locks)
             link.close();
-            for (Take t : batch) {
+            for (LockRequest t : batch) {
                 t.decideAgain();
             }
             return false;
@@ -219,7 +219,7 @@ final class MainSession {
         boolean refused = false;
         int seal = link.seal();
         for (int i = 0; i < batch.size(); i++) {
-            Take t = batch.get(i);
+            LockRequest t = batch.get(i);
             boolean got = t.grantedAtOnce || "true".equals(answers[releases.size() + i]);
             if (t.probe || !got) {
                 t.answer(got); // a probe took and let go in one statement: nothing to record
@@ -241,7 +241,7 @@ final class MainSession {
         return refused;
     }
 
-    private static String sql(Take t) {
+    private static String sql(LockRequest t) {
         String k = t.key.sqlArguments();
         if (t.probe) {
             String m = t.shared ? "_shared(" : "(";
@@ -264,7 +264,7 @@ final class MainSession {
      * whichever thread holds its {@code io} lock then (owners share round trips instead of queueing for them).
      * Written under {@code io}; read by its owner once {@link #done} says it was answered.
      */
-    static final class Take {
+    static final class LockRequest {
         /** What the server said to a take, or that the table must decide again (it changed meanwhile). */
         enum Result { GRANTED, REFUSED, DECIDE_AGAIN }
 
@@ -285,7 +285,7 @@ final class MainSession {
         Result result;
         SQLException failure;
 
-        Take(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, TransactionId tx, int level, boolean queued,
+        LockRequest(LockOwner owner, AdvisoryKey key, boolean shared, boolean tryLock, TransactionId tx, int level, boolean queued,
              boolean probe) {
             this.owner = owner;
             this.key = key;

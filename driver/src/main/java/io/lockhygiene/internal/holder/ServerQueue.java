@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.holder.EmulatedWait.Limits;
-import io.lockhygiene.internal.holder.MainSession.Take;
+import io.lockhygiene.internal.holder.MainSession.LockRequest;
 import io.lockhygiene.internal.locktable.AdvisoryKey;
 import io.lockhygiene.internal.locktable.LockOwner;
 import io.lockhygiene.internal.locktable.LockTable;
@@ -72,13 +72,13 @@ final class ServerQueue {
      * A mode of a key whose other mode lives on a waiting session: taken on that same session (one session
      * per key, as PostgreSQL's own session would hold both), as a try.
      */
-    Take.Result takeOn(WaitingSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, boolean queued)
+    LockRequest.Result takeOn(WaitingSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, boolean queued)
             throws SQLException {
         String[] row;
         w.io.lock();
         try {
             if (w.isClosed()) {
-                return Take.Result.DECIDE_AGAIN;
+                return LockRequest.Result.DECIDE_AGAIN;
             }
             row = w.query("SELECT pg_catalog." + (shared ? "pg_try_advisory_lock_shared(" : "pg_try_advisory_lock(")
                     + key.sqlArguments() + ")::text", 1);
@@ -89,10 +89,10 @@ final class ServerQueue {
             life.publishPending();
         }
         if (!"true".equals(row[0])) {
-            return Take.Result.REFUSED;
+            return LockRequest.Result.REFUSED;
         }
-        return table.serverTook(owner, key, shared, w, w.seal(), tx, level, queued) ? Take.Result.GRANTED
-                : Take.Result.DECIDE_AGAIN;
+        return table.serverTook(owner, key, shared, w, w.seal(), tx, level, queued) ? LockRequest.Result.GRANTED
+                : LockRequest.Result.DECIDE_AGAIN;
     }
 
     /**
@@ -100,7 +100,7 @@ final class ServerQueue {
      * session's shared request while another process waits in its queue for the exclusive mode. Asked on a
      * session that holds nothing of the key: a try that lets go at once.
      */
-    Take.Result queueCheck(LockOwner owner, AdvisoryKey key, TransactionId tx, int level) throws SQLException {
+    LockRequest.Result queueCheck(LockOwner owner, AdvisoryKey key, TransactionId tx, int level) throws SQLException {
         String[] row = null;
         for (int attempt = 0; row == null; attempt++) {
             WaitingSession w = waiters.borrow();
@@ -122,9 +122,9 @@ final class ServerQueue {
             }
         }
         if (!"true".equals(row[0])) {
-            return Take.Result.REFUSED;
+            return LockRequest.Result.REFUSED;
         }
-        return table.grantShared(owner, key, tx, level) ? Take.Result.GRANTED : Take.Result.DECIDE_AGAIN;
+        return table.grantShared(owner, key, tx, level) ? LockRequest.Result.GRANTED : LockRequest.Result.DECIDE_AGAIN;
     }
 
     /**
@@ -135,7 +135,7 @@ final class ServerQueue {
      * @param turnOnly the server holds the mode for other owners already: wait for PostgreSQL to let the
      *                 request through its queue, and let go of it at once
      */
-    Take.Result serverWait(LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, Limits limits,
+    LockRequest.Result serverWait(LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, Limits limits,
                        EmulatedWait wait, boolean turnOnly) throws SQLException {
         limits.remainingNanos(0);
         for (int attempt = 0; ; attempt++) {
@@ -158,7 +158,7 @@ final class ServerQueue {
         }
     }
 
-    private Take.Result serverWaitOn(WaitingSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level,
+    private LockRequest.Result serverWaitOn(WaitingSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level,
                                  Limits limits, EmulatedWait wait, boolean turnOnly) throws SQLException {
         long started = System.nanoTime();
         QueuedOwner sw = new QueuedOwner(owner, key, w, wait, limits);
@@ -181,13 +181,13 @@ final class ServerQueue {
             }
             limits.whileWaiting(null);
             if (turnOnly) {
-                return table.grantShared(owner, key, tx, level) ? Take.Result.GRANTED : Take.Result.DECIDE_AGAIN;
+                return table.grantShared(owner, key, tx, level) ? LockRequest.Result.GRANTED : LockRequest.Result.DECIDE_AGAIN;
             }
             holds = true;
             if (!table.serverTook(owner, key, shared, w, w.seal(), tx, level, true)) {
-                return Take.Result.DECIDE_AGAIN; // closed meanwhile: the lock goes in the settle that follows
+                return LockRequest.Result.DECIDE_AGAIN; // closed meanwhile: the lock goes in the settle that follows
             }
-            return Take.Result.GRANTED;
+            return LockRequest.Result.GRANTED;
         } catch (SQLException e) {
             if (sw.deadlock) {
                 throw new SQLException(EmulateMessages.deadlockAcrossProcesses(owner, key, sw.cycleWith), "40P01", e);

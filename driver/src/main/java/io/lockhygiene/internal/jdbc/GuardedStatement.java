@@ -14,7 +14,7 @@ import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.guard.Binds;
 import io.lockhygiene.internal.guard.Call;
 import io.lockhygiene.internal.guard.ConnectionGuard;
-import io.lockhygiene.internal.guard.Face;
+import io.lockhygiene.internal.guard.StatementSource;
 import io.lockhygiene.internal.guard.StatementPlan;
 import io.lockhygiene.internal.shape.ShapeText;
 
@@ -77,14 +77,14 @@ abstract class GuardedStatement<T extends Statement> implements Statement {
     }
 
     /**
-     * Where the server computes an emulated statement's answer (see {@link Face#answer(ShapeText.Query,
+     * Where the server computes an emulated statement's answer (see {@link StatementSource#answer(ShapeText.Query,
      * Binds)}): a text without parameters runs on the application's own statement.
      */
     Statement answerFor(ShapeText.Query query, Binds binds) throws SQLException {
         return delegate;
     }
 
-    /** The fenced run of this statement (see {@link Face#runFenced}): its text and the fence on a statement of ours. */
+    /** The fenced run of this statement (see {@link StatementSource#runFenced}): its text and the fence on a statement of ours. */
     Statement fencedRun(String sql, String fence) throws SQLException {
         if (keysAsked) {
             return null;

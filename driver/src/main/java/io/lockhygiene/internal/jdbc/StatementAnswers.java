@@ -9,7 +9,7 @@ import java.util.List;
 import io.lockhygiene.internal.emulate.Outcome.LocalRows;
 import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.guard.Binds;
-import io.lockhygiene.internal.guard.Face;
+import io.lockhygiene.internal.guard.StatementSource;
 import io.lockhygiene.internal.guard.PlanRun.Executed;
 import io.lockhygiene.internal.shape.ShapeText;
 
@@ -17,9 +17,9 @@ import io.lockhygiene.internal.shape.ShapeText;
  * Where the application reads one statement's results now: pgjdbc's own statement, or one the guard had
  * made (rows emulate answered, the end of a transaction sent with its check, the statements of a split
  * text chained), and the statements of ours behind them, closed at the next execution. The statement's
- * {@link Face} for the guard; the kind of statement only decides where an emulated query and a fenced run go.
+ * {@link StatementSource} for the guard; the kind of statement only decides where an emulated query and a fenced run go.
  */
-final class StatementAnswers implements Face {
+final class StatementAnswers implements StatementSource {
     private final GuardedStatement<?> owner;
     private final Statement app;
     /** Where the application reads results now; null: the application's statement. */
@@ -73,7 +73,7 @@ final class StatementAnswers implements Face {
 
     /** The application reads what the guard's execution says, until its next execution; returns its value. */
     <R> R show(Executed<R> ran) {
-        Statement results = ran.shownOn();
+        Statement results = ran.resultsOn();
         this.answer = results == app ? null : results;
         this.outcome = ran.outcome();
         return ran.value();

@@ -54,23 +54,24 @@ final class R2dbcEnds {
             }
             boolean check = guard.assumesPooling() && LockPolicy.checkDue(LockPolicy.CheckPoint.TRANSACTION_END,
                     guard.settings.leakCheck(), !guard.calls.isEmpty(), true);
-            // the seals are read from the lock table (its monitor): off the event loop, and only for an owner
-            // that holds something (two volatile reads say so)
+            // the seals are read from the lock table (its lock): off the event loop, and only for an owner that
+            // holds something (two volatile reads say so); commitSeals keeps the seals-then-loss rule itself
             Mono<int[]> seals = commit && guard.emulation != null && guard.emulation.ownerHolds()
                     ? Blocking.call(() -> {
                         int[] s = guard.emulation.commitSeals();
                         return s == null ? NO_SEALS : s;
                     })
-                    : Mono.just(NO_SEALS);
-            // the seals first, then the loss: a loss clears the table only after it marked the owner, so a commit
-            // that finds nothing to fence because its locks went this moment gets the loss (rolled back) instead
-            return seals.flatMap(s -> {
-                SQLException lost = guard.emulation == null ? null : guard.emulation.lossOnce();
-                if (lost != null) {
-                    return rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost)));
-                }
-                return end(commit, check, s.length == 0 ? null : s, when);
-            });
+                    : Mono.fromCallable(() -> {
+                        SQLException lost = guard.emulation == null ? null : guard.emulation.lossOnce();
+                        if (lost != null) {
+                            throw lost;
+                        }
+                        return NO_SEALS;
+                    });
+            return seals
+                    .onErrorResume(SQLException.class,
+                            lost -> rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost))))
+                    .flatMap(s -> end(commit, check, s.length == 0 ? null : s, when));
         });
     }
 

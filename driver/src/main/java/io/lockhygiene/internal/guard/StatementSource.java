@@ -14,7 +14,7 @@ import io.lockhygiene.internal.shape.ShapeText;
  * statement: its pgjdbc statement, and statements of ours with its settings. The guard only asks for them; it
  * says where the application reads the results by what {@link ConnectionGuard#run} returns ({@link Executed}).
  */
-public interface Face {
+public interface StatementSource {
     /** The application's own pgjdbc statement. */
     Statement app() throws SQLException;
 

@@ -13,11 +13,11 @@ import io.lockhygiene.internal.shape.ShapeText;
  * The face of one statement of a text of several (see {@link ConnectionGuard}'s split): it runs on a
  * statement of ours, which keeps its results for the application to read in order after the others.
  */
-final class PieceFace implements Face {
-    private final Face outer;
+final class PieceStatementSource implements StatementSource {
+    private final StatementSource outer;
     private Statement own;
 
-    PieceFace(Face outer) {
+    PieceStatementSource(StatementSource outer) {
         this.outer = outer;
     }
 
@@ -62,7 +62,7 @@ final class PieceFace implements Face {
 
     /** Where the piece's results are, after it ran. */
     Statement results(Executed<?> ran) throws SQLException {
-        return ran.shownOn() != null ? ran.shownOn() : app();
+        return ran.resultsOn() != null ? ran.resultsOn() : app();
     }
 
     void close() {
