@@ -1,11 +1,12 @@
 package io.lockhygiene.internal.leak;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 
 import io.lockhygiene.internal.sql.AdvisoryFunction;
 import io.lockhygiene.settings.Settings;
+import io.lockhygiene.internal.util.LockOrder;
+import io.lockhygiene.internal.util.OrderedLock;
 
 /**
  * The lock calls a connection sent since its last leak check, for attribution, bounded: a long-lived
@@ -16,43 +17,89 @@ import io.lockhygiene.settings.Settings;
 public final class RecentCalls {
     public static final int MAX = 256;
 
+    /**
+     * The calls and the dropped count. A connection's own thread adds; a {@code close()} or {@code abort()} on
+     * another thread may clear them at the same moment (FaultsTest races the two on purpose), so both sides
+     * take this leaf lock; it is taken only for advisory calls and reports, never on the hot path.
+     */
+    private final OrderedLock lock = new OrderedLock(LockOrder.RECENT_CALLS);
     private final List<LockCall> calls = new ArrayList<>(2);
     private long dropped;
+    /** The calls' count, written under the lock: {@link #isEmpty()} reads it without, on every statement's path. */
+    private volatile int size;
 
     public void add(LockCall call) {
+        lock.lock();
+        try {
+            addUnderLock(call);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void addUnderLock(LockCall call) {
         calls.add(call);
         if (calls.size() > MAX) {
             int excess = calls.size() - MAX;
             calls.subList(0, excess).clear();
             dropped += excess;
         }
+        size = calls.size();
     }
 
-    /** Adds the last {@code n} calls of {@code from}. */
+    /** Adds the last {@code n} calls of {@code from} (read under its lock first, then added under ours: never both). */
     public void addLast(RecentCalls from, int n) {
-        List<LockCall> source = from.calls;
-        for (LockCall c : source.subList(Math.max(0, source.size() - n), source.size())) {
-            add(c);
+        List<LockCall> last;
+        from.lock.lock();
+        try {
+            last = new ArrayList<>(from.calls.subList(Math.max(0, from.calls.size() - n), from.calls.size()));
+        } finally {
+            from.lock.unlock();
+        }
+        lock.lock();
+        try {
+            for (LockCall c : last) {
+                addUnderLock(c);
+            }
+        } finally {
+            lock.unlock();
         }
     }
 
+    /** Without the lock: one volatile read (the guard asks it for every statement under transaction pooling). */
     public boolean isEmpty() {
-        return calls.isEmpty();
+        return size == 0;
     }
 
-    /** Read-only view, oldest first. */
+    /** A copy, oldest first (read for a report; another thread may change the calls meanwhile). */
     public List<LockCall> list() {
-        return Collections.unmodifiableList(calls);
+        lock.lock();
+        try {
+            return new ArrayList<>(calls);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Calls dropped since the last clear, oldest first: attribution cannot see them. */
     public long dropped() {
-        return dropped;
+        lock.lock();
+        try {
+            return dropped;
+        } finally {
+            lock.unlock();
+        }
     }
 
     public void clear() {
-        calls.clear();
-        dropped = 0;
+        lock.lock();
+        try {
+            calls.clear();
+            dropped = 0;
+            size = 0;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**

@@ -28,7 +28,12 @@ public enum LockOrder {
     /** The advisory wait monitor's episodes and its start and close ({@code AdvisoryWaitMonitor.lock}); its poll runs before it. */
     WAIT_MONITOR(true),
     /** The process report file's writes ({@code ProcessReports.reportLock}). */
-    PROCESS_REPORT(true);
+    PROCESS_REPORT(true),
+    /**
+     * One connection's or owner's recent lock calls ({@code RecentCalls}): its own thread adds, a close on another
+     * thread clears.
+     */
+    RECENT_CALLS(true);
 
     private final boolean leaf;
 

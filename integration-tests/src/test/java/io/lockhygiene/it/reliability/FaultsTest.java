@@ -220,7 +220,9 @@ class FaultsTest {
                 }
                 worker.join(30_000);
                 assertFalse(worker.isAlive(), "no deadlock between the check and close/abort");
-                assertEquals(null, unexpected.get(), "nothing but SQLExceptions");
+                if (unexpected.get() != null) {
+                    throw new AssertionError("nothing but SQLExceptions, but " + unexpected.get(), unexpected.get());
+                }
                 assertEquals(List.of(), bed.admin().awaitReleased(key, 10_000));
             }
         } finally {
