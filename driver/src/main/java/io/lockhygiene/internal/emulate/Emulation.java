@@ -15,7 +15,9 @@ import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.placement.EndpointResolver;
 import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
+import io.lockhygiene.internal.shape.KeyArg;
 import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.shape.Node;
 import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
@@ -23,13 +25,22 @@ import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.shape.BindView;
 
 /**
- * What {@code lockhygiene.mode=emulate} keeps for one application connection: the process's lock holder
- * its statements' calls are decided in, who owns what it takes (the connection, or the thread a pool lends
- * it to), the open transaction's transaction-level locks in the table ({@link TableTransaction}) and where
- * that transaction's advisory calls run ({@link Situation.Venue}). The connection guard asks it; every
- * statement's calls go through {@link #execute}, whatever their shape.
+ * What {@code lockhygiene.mode=emulate} keeps for one application connection, whatever its front end: the
+ * process's lock holder its statements' calls are decided in, who owns what it takes (the connection, or the
+ * thread a pool lends it to), the open transaction's transaction-level locks in the table
+ * ({@link TableTransaction}), where that transaction's advisory calls run ({@link Situation.Venue}), the loss
+ * of its locks and the fence of its commits. Every statement's calls go through {@link #execute}, whatever
+ * their shape.
  *
- * <p>Not thread-safe beyond a JDBC connection's promise (one thread at a time), except {@link #cancel}.
+ * <p>A JDBC connection ({@link #Emulation(Connection, Settings, String, LeakReporter, HolderRoute, boolean)})
+ * gives it the application's own connection, where the server computes what the JVM cannot (expression keys,
+ * keys from rows, validation) and where a lost lock rolls the transaction back. An owner without one (an R2DBC
+ * connection, {@link #withoutConnection}) gets the shapes the JVM decides alone ({@link #whyNot}); its caller
+ * rolls back.
+ *
+ * <p>Blocking: {@link #execute}, {@link #transactionEnded}, {@link #followSavepoint} and {@link #letGo} may wait
+ * for the holder (a round trip, or a lock another owner holds): a reactive caller runs them on a thread that
+ * may block, never on an event loop's. One caller at a time (a connection's promise), except {@link #cancel}.
  */
 public final class Emulation {
     private final Connection raw;
@@ -86,6 +97,53 @@ public final class Emulation {
         }
     }
 
+    /** An owner without a JDBC connection of its own (R2DBC): the connection owns its locks; always on. */
+    private Emulation(Holder holder, Settings settings, String id, LeakReporter reporter) {
+        this.raw = null;
+        this.settings = settings;
+        this.id = id;
+        this.reporter = reporter;
+        this.holder = holder;
+        this.table = holder.table();
+        this.threadOwners = false;
+        this.connectionOwner = LockOwner.ofConnection(id, reporter);
+        this.tableTransaction = new TableTransaction();
+        this.context = new ExecutionContext(holder, null, reporter, settings, tableTransaction);
+        holder.userOpened();
+    }
+
+    /** emulate for an owner without a JDBC connection of its own (an R2DBC connection), in {@code holder}. */
+    public static Emulation withoutConnection(Holder holder, Settings settings, String id, LeakReporter reporter) {
+        return new Emulation(holder, settings, id, reporter);
+    }
+
+    /**
+     * Why the lock table cannot decide {@code shape} for an owner without a JDBC connection (nothing to ask the
+     * server on), or null when it can: a shape emulate refuses anyway, keys read from rows, expression keys, and
+     * statements whose answer or validity only the server can tell.
+     */
+    public static String whyNot(LockShape shape) {
+        if (!shape.isSupported()) {
+            return shape.unsupported();
+        }
+        if (shape.form() == LockShape.Form.ROWS) {
+            return "its keys are read from rows of a table, which only the server can do on this connection (R2DBC)";
+        }
+        if (shape.needsValidation() || !shape.answeredLocally()) {
+            return "its answer is more than the advisory calls' results, which only the server can compute on this"
+                    + " connection (R2DBC)";
+        }
+        for (Node.Call c : shape.calls()) {
+            for (KeyArg a : c.args()) {
+                if (a.kind() == KeyArg.Kind.EXPRESSION) {
+                    return "a key of " + c.function().sqlName() + " is an expression, which only the server can"
+                            + " compute on this connection (R2DBC)";
+                }
+            }
+        }
+        return null;
+    }
+
     /** emulate with a lock holder. */
     public boolean on() {
         return holder != null;
@@ -126,17 +184,21 @@ public final class Emulation {
      *
      * @param binds a prepared statement's bind values, or null
      * @param inTransaction the statement runs inside a transaction block (as the server says)
+     * @param queryTimeoutSeconds the statement's own timeout ({@code setQueryTimeout}), 0 for none
+     * @param callSite where the application sent the statement when that is not this thread's stack (a reactive
+     *                 chain), or null
      */
-    public Outcome execute(LockShape shape, BindView binds, Statement app, boolean inTransaction) throws SQLException {
+    public Outcome execute(LockShape shape, BindView binds, boolean inTransaction, int queryTimeoutSeconds,
+                           Throwable callSite) throws SQLException {
         if (inTransaction && venue == null) {
             venue = Situation.Venue.TABLE;
         }
-        Limits limits = new Limits(settings.lockTimeoutMillis(), app.getQueryTimeout());
+        Limits limits = new Limits(settings.lockTimeoutMillis(), queryTimeoutSeconds);
         waiting = limits;
         try {
-            return new ShapeExecution(context, owner(), shape, binds, inTransaction, limits).run();
+            return new ShapeExecution(context, owner(), shape, binds, inTransaction, limits, callSite).run();
         } catch (SQLException | RuntimeException e) {
-            if (inTransaction) {
+            if (inTransaction && raw != null) {
                 failApplicationTransaction(e);
             }
             throw e;
@@ -179,16 +241,28 @@ public final class Emulation {
     }
 
     /**
-     * The owner's locks are known lost (the holder said so): its open transaction is rolled back and the
-     * loss returned, once; null otherwise. A commit asks this first.
+     * The loss of the owner's locks, once, when the holder saw one: its table transaction and venue are
+     * forgotten and the loss returned; null otherwise. The caller rolls the open transaction back, as a dead
+     * session's would be ({@link #lostBeforeCommit} does it for a JDBC connection).
      */
-    public SQLException lostBeforeCommit() {
+    public SQLException lossOnce() {
         if (table == null || !table.lossSeen() || !owner().takeLost()) {
             return null;
         }
         tableTransaction.forget();
         forgetVenue();
-        SQLException lost = Holder.lostException(owner().toString(), null);
+        return Holder.lostException(owner().toString(), null);
+    }
+
+    /**
+     * The owner's locks are known lost (the holder said so): its open transaction on the application's
+     * connection is rolled back and the loss returned, once; null otherwise. A commit asks this first.
+     */
+    public SQLException lostBeforeCommit() {
+        SQLException lost = lossOnce();
+        if (lost == null || raw == null) {
+            return lost;
+        }
         try {
             if (Pgjdbc.inTransaction(raw)) {
                 Pgjdbc.executeSimple(raw, "ROLLBACK");
@@ -208,9 +282,11 @@ public final class Emulation {
     }
 
     /**
-     * The seals the owner's commit now must check in its round trip, or null when it holds nothing. Read
-     * before the owner's loss is asked: a loss clears the table only after it marked the owner, so a commit
-     * that finds nothing to fence because its locks were lost this moment gets the loss (rolled back) instead.
+     * The seals the owner's commit now must check in its round trip, or null when it holds nothing; the loss of
+     * its locks, when the holder saw one, thrown (once) for the commit to be rolled back with. This is the one
+     * place of the rule: the seals are read before the loss is asked, since a loss clears the table only after
+     * it marked the owner, so a commit that finds nothing to fence because its locks went this moment gets the
+     * loss instead, never an unfenced commit.
      */
     public int[] commitSeals() throws SQLException {
         int[] seals = table == null ? null : table.commitSeals(owner());
@@ -228,7 +304,7 @@ public final class Emulation {
      * back): the holder looks at its sessions at once; the application gets 08006 naming the keys, and is not
      * told again on its next statement.
      */
-    public SQLException fenceFailed(SQLException serverError) {
+    public SQLException fenceFailed(Throwable serverError) {
         LockOwner o = owner();
         java.util.List<io.lockhygiene.internal.locktable.AdvisoryKey> keys = holder.keysOf(o);
         holder.sessionSuspected(o);
@@ -274,7 +350,7 @@ public final class Emulation {
      * application's exception.
      */
     public void statementFailed(Exception appFailure) {
-        if (holder == null || !tableTransaction.active()) {
+        if (holder == null || !tableTransaction.active() || raw == null) {
             return;
         }
         try {
@@ -284,6 +360,26 @@ public final class Emulation {
         } catch (SQLException | RuntimeException ours) {
             appFailure.addSuppressed(ours);
         }
+    }
+
+    /**
+     * An error aborted the owner's innermost (sub)transaction, as its caller learned from the server: the
+     * transaction-level locks of that depth go. Blocks.
+     */
+    public void innermostFailed() {
+        if (holder == null || !tableTransaction.active()) {
+            return;
+        }
+        try {
+            tableTransaction.innermostFailed(holder);
+        } catch (SQLException | RuntimeException e) {
+            reporter.checkFailed("while releasing the locks of a failed transaction level", e);
+        }
+    }
+
+    /** True while its open transaction has transaction-level locks in the table. */
+    public boolean transactionActive() {
+        return tableTransaction != null && tableTransaction.active();
     }
 
     /**
@@ -342,5 +438,16 @@ public final class Emulation {
     /** Application abort: as a close. */
     public void onAbort() {
         letGo(true);
+    }
+
+    /** The connection closed for good (a front end without pool returns): {@code letGo(true)}. */
+    public void letGo() {
+        letGo(true);
+    }
+
+    @Override
+    public String toString() {
+        return holder == null ? "emulate off" : (connectionOwner != null ? connectionOwner : "thread owners") + " in "
+                + holder;
     }
 }

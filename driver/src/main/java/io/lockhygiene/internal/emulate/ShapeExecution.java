@@ -48,13 +48,8 @@ final class ShapeExecution {
     /**
      * @param owner who takes the locks (the connection, or the thread a pool lends it to)
      * @param inTransaction the statement runs inside a transaction block (as the server says)
+     * @param callSite where the application sent it, when it is not this thread's stack (R2DBC); else null
      */
-    ShapeExecution(ExecutionContext context, LockOwner owner, LockShape shape, BindView binds,
-                   boolean inTransaction, Limits limits) {
-        this(context, owner, shape, binds, inTransaction, limits, null);
-    }
-
-    /** @param callSite where the application sent it, when it is not this thread's stack (R2DBC); else null */
     ShapeExecution(ExecutionContext context, LockOwner owner, LockShape shape, BindView binds,
                    boolean inTransaction, Limits limits, Throwable callSite) {
         this.stack = callSite;

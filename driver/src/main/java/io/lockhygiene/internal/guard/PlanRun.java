@@ -166,7 +166,8 @@ public final class PlanRun {
     /** emulate: the lock table decides every call; the answer is made here or computed by the server. */
     private <R> Executed<R> emulate(StatementPlan plan, Binds binds, StatementSource face, Call<R> call, Situation where)
             throws SQLException {
-        Outcome outcome = emulation.execute(plan.shape, binds, face.app(), where.statementRunsInTransaction());
+        Outcome outcome = emulation.execute(plan.shape, binds, where.statementRunsInTransaction(),
+                face.app().getQueryTimeout(), null);
         try {
             Statement target;
             String sql;

@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import io.lockhygiene.internal.emulate.StandaloneEmulation;
+import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.policy.LockPolicy;
@@ -77,7 +77,7 @@ public final class Guarding {
         Connection raw = proxy != null && proxy.getClass().getName().startsWith("jdk.proxy")
                 && proxy instanceof Wrapped ? ((Wrapped<Connection>) proxy).unwrap() : proxy;
         R2dbcGuard guard = new R2dbcGuard(raw, proxy, settings, holder == null ? null
-                : (s, id, reporter) -> new StandaloneEmulation(holder, s, id, reporter));
+                : (s, id, reporter) -> Emulation.withoutConnection(holder, s, id, reporter));
         return new GuardedConnection(proxy, guard);
     }
 

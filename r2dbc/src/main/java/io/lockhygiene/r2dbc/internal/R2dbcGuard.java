@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.lockhygiene.internal.log.EmulateMessages;
-import io.lockhygiene.internal.emulate.StandaloneEmulation;
+import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.events.Events.Counters.StatementTally;
 import io.lockhygiene.internal.events.Events;
 import io.lockhygiene.internal.guard.LockCallRecorder;
@@ -33,7 +33,7 @@ import reactor.core.publisher.Mono;
  * one decision table ({@link LockPolicy#plan}) decides from where the connection stands ({@link #situation},
  * the server's transaction status as r2dbc-postgresql tracks it, and the pooling), and this carries out the
  * plan: as it is, recorded for the leak check, rewritten, refused (strict, emulate), decided in emulate's lock
- * table ({@link StandaloneEmulation}), or in a transaction of ours whose end carries the check or the fence
+ * table ({@link Emulation}), or in a transaction of ours whose end carries the check or the fence
  * ({@link R2dbcEnds}). A text that does not pass the prefilter goes to the driver untouched, unless the owner
  * holds emulated locks (its commits are fenced).
  *
@@ -53,7 +53,7 @@ final class R2dbcGuard {
     /** r2dbc-proxy's connection over it: what LockHygiene sends goes through it, seen by its listeners. */
     final Connection proxy;
     /** emulate with a holder, else null. */
-    final StandaloneEmulation emulation;
+    final Emulation emulation;
     final R2dbcEnds ends;
     private final boolean off;
     private final StatementTally tally;
@@ -66,7 +66,7 @@ final class R2dbcGuard {
     /** emulate: the application's BEGIN, sent with its first statement that needs the server. */
     final DeferredBegin begin;
 
-    R2dbcGuard(Connection raw, Connection proxy, Settings settings, StandaloneEmulationFactory emulate) {
+    R2dbcGuard(Connection raw, Connection proxy, Settings settings, EmulationFactory emulate) {
         this.raw = raw;
         this.proxy = proxy;
         this.settings = settings;
@@ -82,8 +82,8 @@ final class R2dbcGuard {
 
     /** Makes emulate's part of a connection once its factory's holder is placed. */
     @FunctionalInterface
-    interface StandaloneEmulationFactory {
-        StandaloneEmulation make(Settings settings, String id, LeakReporter reporter);
+    interface EmulationFactory {
+        Emulation make(Settings settings, String id, LeakReporter reporter);
     }
 
     /**
@@ -205,7 +205,7 @@ final class R2dbcGuard {
         if (emulation != null) {
             dollars = DollarText.of(sql);
             shape = TextAnalysis.of(dollars.jdbcText).shape();
-            String why = StandaloneEmulation.whyNot(shape);
+            String why = Emulation.whyNot(shape);
             if (why != null && shape.isSupported()) {
                 shape = shape.refusedBecause(why);
             }
