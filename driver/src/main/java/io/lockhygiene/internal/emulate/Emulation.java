@@ -7,6 +7,7 @@ import java.util.List;
 
 import io.lockhygiene.internal.holder.EmulatedWait.Limits;
 import io.lockhygiene.internal.holder.Holder;
+import io.lockhygiene.internal.holder.SessionBounds;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.locktable.LockOwner;
@@ -64,6 +65,8 @@ public final class Emulation {
     private final Seals.LastFence fences = new Seals.LastFence();
     /** The limits of the execution that waits now, for {@link #cancel}. */
     private volatile Limits waiting;
+    /** Where a wait reads the session's own bounds (lock_timeout, statement_timeout); null when off. */
+    private final SessionBounds.Source sessionBounds;
     private boolean closed;
 
     /**
@@ -84,10 +87,12 @@ public final class Emulation {
             this.connectionOwner = threadOwners ? null : LockOwner.ofConnection(id, reporter);
             this.tableTransaction = new TableTransaction();
             this.context = new ExecutionContext(holder, raw, reporter, settings, tableTransaction);
+            this.sessionBounds = this::readSessionBounds;
             if (connectionOwner != null) {
                 holder.userOpened();
             }
         } else {
+            this.sessionBounds = null;
             this.holder = null;
             this.table = null;
             this.threadOwners = false;
@@ -98,8 +103,10 @@ public final class Emulation {
     }
 
     /** An owner without a JDBC connection of its own (R2DBC): the connection owns its locks; always on. */
-    private Emulation(Holder holder, Settings settings, String id, LeakReporter reporter) {
+    private Emulation(Holder holder, Settings settings, String id, LeakReporter reporter,
+                      SessionBounds.Source sessionBounds) {
         this.raw = null;
+        this.sessionBounds = sessionBounds;
         this.settings = settings;
         this.id = id;
         this.reporter = reporter;
@@ -112,9 +119,37 @@ public final class Emulation {
         holder.userOpened();
     }
 
-    /** emulate for an owner without a JDBC connection of its own (an R2DBC connection), in {@code holder}. */
-    public static Emulation withoutConnection(Holder holder, Settings settings, String id, LeakReporter reporter) {
-        return new Emulation(holder, settings, id, reporter);
+    /**
+     * emulate for an owner without a JDBC connection of its own (an R2DBC connection), in {@code holder}.
+     *
+     * @param sessionBounds reads the connection's own lock_timeout and statement_timeout from its session when a
+     *                      wait begins (it may block: waits run where blocking is allowed)
+     */
+    public static Emulation withoutConnection(Holder holder, Settings settings, String id, LeakReporter reporter,
+                                              SessionBounds.Source sessionBounds) {
+        return new Emulation(holder, settings, id, reporter, sessionBounds);
+    }
+
+    /**
+     * The application session's own bounds, as its server shows them now: SHOW with the simple protocol (no
+     * snapshot), and no BEGIN (a transaction pgjdbc has not opened yet has no SET LOCAL either, and opening it
+     * would pin a pooled server for the whole wait).
+     */
+    private SessionBounds readSessionBounds() throws SQLException {
+        try (Statement s = raw.createStatement()) {
+            boolean rows = Pgjdbc.executeSimpleWithoutBegin(s, SessionBounds.QUERY);
+            String[] shown = new String[2];
+            for (int i = 0; i < 2; i++) {
+                if (!rows) {
+                    throw new SQLException("LockHygiene: SHOW gave no row for the session's bounds", "XX000");
+                }
+                try (java.sql.ResultSet rs = s.getResultSet()) {
+                    shown[i] = rs.next() ? rs.getString(1) : null;
+                }
+                rows = s.getMoreResults();
+            }
+            return SessionBounds.of(shown[0], shown[1]);
+        }
     }
 
     /**
@@ -193,7 +228,7 @@ public final class Emulation {
         if (inTransaction && venue == null) {
             venue = Situation.Venue.TABLE;
         }
-        Limits limits = new Limits(settings.lockTimeoutMillis(), queryTimeoutSeconds);
+        Limits limits = new Limits(settings.lockTimeoutMillis(), queryTimeoutSeconds, sessionBounds);
         waiting = limits;
         try {
             return new ShapeExecution(context, owner(), shape, binds, inTransaction, limits, callSite).run();

@@ -124,34 +124,58 @@ public final class EmulatedWait {
     }
 
     /**
-     * How long one statement's blocking advisory call may wait, as PostgreSQL bounds it: by
-     * {@code lockhygiene.lockTimeout} (55P03, PostgreSQL's lock_timeout), by the statement's query timeout and
-     * by {@link #cancel} (57014, as a cancel request). One per execution; {@code Statement.cancel()} of the
-     * application reaches it from another thread.
+     * How long one statement's blocking advisory calls may wait, as PostgreSQL bounds them: by the session's own
+     * {@code lock_timeout} (each acquisition; 55P03) and {@code statement_timeout} (the whole statement; 57014),
+     * read from the application's session when the first wait begins ({@link SessionBounds}); by
+     * {@code lockhygiene.lockTimeout} (55P03, an extra bound a user may add); by the statement's query timeout and
+     * by {@link #cancel} (57014, as a cancel request). The bound whose deadline comes first ends the wait, with
+     * PostgreSQL's SQLState and words. One per execution, used by the executing thread; {@code Statement.cancel()}
+     * of the application reaches it from another thread.
      */
     public static final class Limits {
         private final long lockTimeoutMillis;
         private final long deadlineNanos;
         private final long startNanos = System.nanoTime();
+        private final SessionBounds.Source session;
+        private SessionBounds bounds;
+        private long acquisitionStartNanos = startNanos;
         private volatile boolean cancelled;
         private volatile Runnable onCancel;
 
         /**
-         * @param lockTimeoutMillis 0 for none
+         * @param lockTimeoutMillis lockhygiene.lockTimeout, 0 for none
          * @param queryTimeoutSeconds the statement's query timeout, 0 for none
+         * @param session where the session's own bounds are read when a wait begins; null: none
          */
-        public Limits(long lockTimeoutMillis, int queryTimeoutSeconds) {
+        public Limits(long lockTimeoutMillis, int queryTimeoutSeconds, SessionBounds.Source session) {
             this.lockTimeoutMillis = lockTimeoutMillis;
             this.deadlineNanos = queryTimeoutSeconds > 0 ? startNanos + TimeUnit.SECONDS.toNanos(queryTimeoutSeconds) : 0;
+            this.session = session;
         }
 
         /** No limit but a cancel. */
         public static Limits none() {
-            return new Limits(0, 0);
+            return new Limits(0, 0, null);
         }
 
         public long lockTimeoutMillis() {
             return lockTimeoutMillis;
+        }
+
+        /** A lock acquisition of the statement begins: the session's lock_timeout counts from here. */
+        void beginAcquisition() {
+            acquisitionStartNanos = System.nanoTime();
+        }
+
+        /**
+         * A wait begins: the session's bounds are read, once per statement (a round trip on the application's
+         * session, only for a statement that waits). The read's own failure is the statement's, as the server's
+         * would be.
+         */
+        void beginWait() throws SQLException {
+            if (bounds == null) {
+                bounds = session == null ? SessionBounds.NONE : session.read();
+            }
         }
 
         /** The application cancels the statement: a wait in progress ends with 57014. */
@@ -175,37 +199,76 @@ public final class EmulatedWait {
             }
         }
 
+        private long ourLockDeadline() {
+            return lockTimeoutMillis > 0 ? startNanos + TimeUnit.MILLISECONDS.toNanos(lockTimeoutMillis) : 0;
+        }
+
+        private long sessionLockDeadline() {
+            return bounds != null && bounds.lockTimeoutMillis() > 0
+                    ? acquisitionStartNanos + TimeUnit.MILLISECONDS.toNanos(bounds.lockTimeoutMillis()) : 0;
+        }
+
+        private long statementDeadline() {
+            return bounds != null && bounds.statementTimeoutMillis() > 0
+                    ? startNanos + TimeUnit.MILLISECONDS.toNanos(bounds.statementTimeoutMillis()) : 0;
+        }
+
         /** Nanoseconds a wait may last from now (at most {@code cap}); throws when a limit is reached. */
         long remainingNanos(long cap) throws SQLException {
             long now = System.nanoTime();
-            long wait = cap;
             if (cancelled || Thread.currentThread().isInterrupted()) {
                 throw cancelledException();
             }
-            if (lockTimeoutMillis > 0) {
-                long left = startNanos + TimeUnit.MILLISECONDS.toNanos(lockTimeoutMillis) - now;
-                if (left <= 0) {
-                    throw new SQLException(EmulateMessages.lockTimeout(lockTimeoutMillis), "55P03");
+            // the bound whose deadline comes first decides, as the first of PostgreSQL's timers to fire would
+            long[] deadlines = {sessionLockDeadline(), statementDeadline(), ourLockDeadline(), deadlineNanos};
+            int first = -1;
+            for (int i = 0; i < deadlines.length; i++) {
+                if (deadlines[i] != 0 && (first < 0 || deadlines[i] - deadlines[first] < 0)) {
+                    first = i;
                 }
-                wait = Math.min(wait, left);
             }
-            if (deadlineNanos != 0) {
-                long left = deadlineNanos - now;
-                if (left <= 0) {
-                    throw cancelledException();
+            if (first < 0) {
+                return cap;
+            }
+            long left = deadlines[first] - now;
+            if (left <= 0) {
+                switch (first) {
+                    case 0:
+                        throw new SQLException(EmulateMessages.LOCK_TIMEOUT, "55P03");
+                    case 1:
+                        throw new SQLException(EmulateMessages.STATEMENT_TIMEOUT, "57014");
+                    case 2:
+                        throw new SQLException(EmulateMessages.lockTimeout(lockTimeoutMillis), "55P03");
+                    default:
+                        throw cancelledException();
                 }
-                wait = Math.min(wait, left);
             }
-            return wait;
+            return Math.min(cap, left);
         }
 
-        /** The lock timeout left, in milliseconds, for a server's lock_timeout (0: none; at least 1). */
+        /**
+         * The lock timeout left, in milliseconds, for a server's lock_timeout (0: none; at least 1): the nearer of
+         * the session's lock_timeout and lockhygiene.lockTimeout.
+         */
         long lockTimeoutLeftMillis() {
-            if (lockTimeoutMillis <= 0) {
-                return 0;
-            }
-            long left = lockTimeoutMillis - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
-            return Math.max(1, left);
+            long d = nearer(sessionLockDeadline(), ourLockDeadline());
+            return d == 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(d - System.nanoTime()));
+        }
+
+        /** True when lockhygiene.lockTimeout, not the session's lock_timeout, is the nearer lock bound. */
+        boolean ourLockTimeoutFirst() {
+            long ours = ourLockDeadline();
+            return ours != 0 && nearer(sessionLockDeadline(), ours) == ours;
+        }
+
+        /** The statement_timeout left, in milliseconds, for a server's statement_timeout (0: none; at least 1). */
+        long statementTimeoutLeftMillis() {
+            long d = statementDeadline();
+            return d == 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(d - System.nanoTime()));
+        }
+
+        private static long nearer(long a, long b) {
+            return a == 0 ? b : b == 0 ? a : (a - b < 0 ? a : b);
         }
 
         /** The query timeout left, in whole seconds rounded up (0: none). */

@@ -97,6 +97,7 @@ public final class Holder implements TransactionHolds {
         boolean queued = false;
         EmulatedWait wait = null;
         long backoff = TimeUnit.MILLISECONDS.toNanos(2);
+        limits.beginAcquisition();
         try {
             while (true) {
                 if (owner.isClosed()) {
@@ -164,6 +165,7 @@ public final class Holder implements TransactionHolds {
 
     /** Waits for a change of the table after {@code generation}, at most {@code capNanos} and the limits. */
     private void awaitTable(Limits limits, long generation, long capNanos) throws SQLException {
+        limits.beginWait();
         long nanos = limits.remainingNanos(capNanos);
         limits.whileWaiting(table::wakeAll);
         try {

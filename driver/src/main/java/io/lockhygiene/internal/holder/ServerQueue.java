@@ -137,6 +137,7 @@ final class ServerQueue {
      */
     LockRequest.Result serverWait(LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, Limits limits,
                        EmulatedWait wait, boolean turnOnly) throws SQLException {
+        limits.beginWait();
         limits.remainingNanos(0);
         for (int attempt = 0; ; attempt++) {
             try {
@@ -168,9 +169,15 @@ final class ServerQueue {
         try {
             wait.moved(EmulatedWait.Where.SERVER, null, w.backendPid());
             String f = shared ? "pg_advisory_lock_shared(" : "pg_advisory_lock(";
-            String sql = "SET lock_timeout = " + limits.lockTimeoutLeftMillis() + "; SELECT pg_catalog." + f
-                    + key.sqlArguments() + ")::text" + (turnOnly ? ", pg_catalog.pg_advisory_unlock_shared("
-                    + key.sqlArguments() + ")" : "");
+            // the session's bounds as the server's own: lock_timeout for this wait, and what is left of the
+            // statement's statement_timeout, set back to none in the same implicit transaction (a failed wait
+            // rolls the SET back with it), so nothing else on this session runs under it
+            long statementLeft = limits.statementTimeoutLeftMillis();
+            String sql = "SET lock_timeout = " + limits.lockTimeoutLeftMillis() + "; "
+                    + (statementLeft > 0 ? "SET statement_timeout = " + statementLeft + "; " : "")
+                    + "SELECT pg_catalog." + f + key.sqlArguments() + ")::text"
+                    + (turnOnly ? ", pg_catalog.pg_advisory_unlock_shared(" + key.sqlArguments() + ")" : "")
+                    + (statementLeft > 0 ? "; SET statement_timeout = 0" : "");
             limits.whileWaiting(w::cancel);
             limits.remainingNanos(0); // a cancel that came before the wait could be cancelled ends it now
             w.io.lock();
@@ -197,7 +204,7 @@ final class ServerQueue {
             }
             String state = e.getSQLState();
             if ("55P03".equals(state)) {
-                throw new SQLException(e.getMessage() + (limits.lockTimeoutMillis() > 0
+                throw new SQLException(e.getMessage() + (limits.ourLockTimeoutFirst()
                         ? EmulateMessages.lockTimeoutSuffix(limits.lockTimeoutMillis()) : ""), state, e);
             }
             if (state == null || !state.equals("57014")) {

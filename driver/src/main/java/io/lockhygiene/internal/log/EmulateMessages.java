@@ -14,6 +14,10 @@ public final class EmulateMessages {
     public static final String CLOSED = "This connection has been closed.";
     /** PostgreSQL's words for a cancelled statement (SQLState 57014). */
     public static final String CANCELLED = "canceling statement due to user request";
+    /** PostgreSQL's words when the session's lock_timeout ends a lock wait (SQLState 55P03). */
+    public static final String LOCK_TIMEOUT = "canceling statement due to lock timeout";
+    /** PostgreSQL's words when the session's statement_timeout ends a statement (SQLState 57014). */
+    public static final String STATEMENT_TIMEOUT = "canceling statement due to statement timeout";
 
     private EmulateMessages() {
     }
@@ -52,7 +56,7 @@ public final class EmulateMessages {
 
     /** lockhygiene.lockTimeout ended a wait in the JVM (SQLState 55P03). */
     public static String lockTimeout(long millis) {
-        return "canceling statement due to lock timeout" + lockTimeoutSuffix(millis);
+        return LOCK_TIMEOUT + lockTimeoutSuffix(millis);
     }
 
     /** Added to PostgreSQL's own lock-timeout message when lockhygiene.lockTimeout set it. */

@@ -66,6 +66,8 @@ public final class Pgjdbc {
     };
     /** pgjdbc's QueryExecutor.QUERY_EXECUTE_AS_SIMPLE: send this one text with the simple query protocol. */
     private static final int QUERY_EXECUTE_AS_SIMPLE = 1024;
+    /** pgjdbc's QueryExecutor.QUERY_SUPPRESS_BEGIN: send no BEGIN before this text. */
+    private static final int QUERY_SUPPRESS_BEGIN = 16;
 
     private Pgjdbc() {
     }
@@ -79,6 +81,17 @@ public final class Pgjdbc {
     public static boolean executeSimple(Statement s, String sql) throws SQLException {
         Object base = unwrapStatement(s);
         return (Boolean) invoke(EXECUTE_WITH_FLAGS.get(base.getClass()), base, sql, QUERY_EXECUTE_AS_SIMPLE);
+    }
+
+    /**
+     * As {@link #executeSimple(Statement, String)}, and never the BEGIN pgjdbc sends first when autocommit is off
+     * and no transaction is open yet (QUERY_SUPPRESS_BEGIN): a question that must not open the application's
+     * transaction (which would pin a pooled server for as long as it lasts).
+     */
+    public static boolean executeSimpleWithoutBegin(Statement s, String sql) throws SQLException {
+        Object base = unwrapStatement(s);
+        return (Boolean) invoke(EXECUTE_WITH_FLAGS.get(base.getClass()), base, sql,
+                QUERY_EXECUTE_AS_SIMPLE | QUERY_SUPPRESS_BEGIN);
     }
 
     /** {@link #executeSimple(Statement, String)} on a statement of its own. */

@@ -98,7 +98,7 @@ class HolderTest {
         Thread t = new Thread(() -> {
             try {
                 waiting.countDown();
-                if (h.acquire(b, K, false, false, null, 0, new Limits(5_000, 0))) {
+                if (h.acquire(b, K, false, false, null, 0, new Limits(5_000, 0, null))) {
                     got.incrementAndGet();
                 }
             } catch (SQLException e) {
@@ -137,7 +137,7 @@ class HolderTest {
 
     private static String outcome(Holder h, LockOwner o, AdvisoryKey k) {
         try {
-            h.acquire(o, k, false, false, null, 0, new Limits(10_000, 0));
+            h.acquire(o, k, false, false, null, 0, new Limits(10_000, 0, null));
             return "granted";
         } catch (SQLException e) {
             if ("40P01".equals(e.getSQLState())) {
@@ -151,13 +151,37 @@ class HolderTest {
         }
     }
 
+    /** Issue 43: the session's own bounds are asked only by a wait, and end a wait for another owner here. */
+    @Test
+    void theSessionsBoundsAreAskedByAWaitOnlyAndEndIt() throws Exception {
+        Holder h = holder(HolderEndpoint.Kind.DIRECT);
+        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+        SessionBounds.Source session = () -> {
+            reads.incrementAndGet();
+            return SessionBounds.of("100ms", "0");
+        };
+        LockOwner a = owner("a");
+        assertTrue(h.acquire(a, K, false, false, null, 0, new Limits(0, 0, session)), "uncontended");
+        assertFalse(h.acquire(owner("b"), K, false, true, null, 0, new Limits(0, 0, session)), "a try");
+        assertEquals(0, reads.get(), "neither asked the session");
+        long t0 = System.nanoTime();
+        SQLException e = assertThrows(SQLException.class,
+                () -> h.acquire(owner("c"), K, false, false, null, 0, new Limits(0, 0, session)));
+        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertEquals("55P03", e.getSQLState());
+        assertEquals("canceling statement due to lock timeout", e.getMessage());
+        assertEquals(1, reads.get(), "the wait asked once");
+        assertTrue(millis >= 95, "not before the bound: " + millis);
+        assertTrue(h.unlock(a, K, false));
+    }
+
     @Test
     void aWaitForAnotherProcessIsBoundedByLockTimeoutAndCancel() throws Exception {
         Holder h = holder(HolderEndpoint.Kind.DIRECT);
         int other = server.otherProcessSession();
         assertTrue(server.take(other, "42", false));
         SQLException timeout = assertThrows(SQLException.class,
-                () -> h.acquire(owner("a"), K, false, false, null, 0, new Limits(100, 0)));
+                () -> h.acquire(owner("a"), K, false, false, null, 0, new Limits(100, 0, null)));
         assertEquals("55P03", timeout.getSQLState());
         Limits limits = Limits.none();
         CountDownLatch started = new CountDownLatch(1);
@@ -202,7 +226,7 @@ class HolderTest {
                     try {
                         start.await();
                         for (int r = 0; r < rounds; r++) {
-                            h.acquire(o, K, false, false, null, 0, new Limits(20_000, 0));
+                            h.acquire(o, K, false, false, null, 0, new Limits(20_000, 0, null));
                             if (inside.incrementAndGet() > 1) {
                                 overlaps.incrementAndGet();
                             }

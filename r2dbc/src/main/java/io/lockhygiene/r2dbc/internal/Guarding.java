@@ -77,7 +77,7 @@ public final class Guarding {
         Connection raw = proxy != null && proxy.getClass().getName().startsWith("jdk.proxy")
                 && proxy instanceof Wrapped ? ((Wrapped<Connection>) proxy).unwrap() : proxy;
         R2dbcGuard guard = new R2dbcGuard(raw, proxy, settings, holder == null ? null
-                : (s, id, reporter) -> Emulation.withoutConnection(holder, s, id, reporter));
+                : (s, id, reporter, bounds) -> Emulation.withoutConnection(holder, s, id, reporter, bounds));
         return new GuardedConnection(proxy, guard);
     }
 

@@ -26,6 +26,8 @@ import io.r2dbc.spi.Result;
 import io.r2dbc.spi.Statement;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import io.lockhygiene.internal.holder.SessionBounds;
+import java.time.Duration;
 
 /**
  * Everything LockHygiene does for one R2DBC connection: the R2DBC counterpart of the JDBC connection guard,
@@ -73,7 +75,7 @@ final class R2dbcGuard {
         this.id = "lh-r2dbc-" + IDS.incrementAndGet();
         this.off = LockPolicy.off(settings);
         this.reporter = new LeakReporter(id, settings);
-        this.emulation = emulate == null ? null : emulate.make(settings, id, reporter);
+        this.emulation = emulate == null ? null : emulate.make(settings, id, reporter, this::readSessionBounds);
         this.ends = new R2dbcEnds(this);
         this.begin = new DeferredBegin(proxy, this::serverInTransaction);
         Events.installProcessWideOnce();
@@ -83,8 +85,35 @@ final class R2dbcGuard {
     /** Makes emulate's part of a connection once its factory's holder is placed. */
     @FunctionalInterface
     interface EmulationFactory {
-        Emulation make(Settings settings, String id, LeakReporter reporter);
+        Emulation make(Settings settings, String id, LeakReporter reporter, SessionBounds.Source sessionBounds);
     }
+
+    /**
+     * The connection's own lock_timeout and statement_timeout as its server shows them now (two SHOWs in one
+     * simple query, on the driver's own connection), read by an emulated wait when it begins. It blocks: the
+     * emulation runs it on the bounded elastic scheduler, never on an event loop. A transaction whose BEGIN is
+     * still deferred has no SET LOCAL yet, so the session's values are the ones that apply.
+     */
+    private SessionBounds readSessionBounds() throws SQLException {
+        Blocking.assertMayBlock();
+        List<String> shown;
+        try {
+            shown = Flux.from(raw.createStatement(SessionBounds.QUERY).execute())
+                    .concatMap(r -> r.map((row, meta) -> row.get(0, String.class)))
+                    .collectList()
+                    .block(SESSION_BOUNDS_TIMEOUT);
+        } catch (RuntimeException e) {
+            throw R2dbcErrors.toSql(e);
+        }
+        if (shown == null || shown.size() != 2) {
+            throw new SQLException("LockHygiene: SHOW gave " + shown + " for the session's lock_timeout and"
+                    + " statement_timeout", "XX000");
+        }
+        return SessionBounds.of(shown.get(0), shown.get(1));
+    }
+
+    /** How long reading the session's bounds may take (one round trip on an idle connection). */
+    private static final Duration SESSION_BOUNDS_TIMEOUT = Duration.ofSeconds(30);
 
     /**
      * The hot path: a text that cannot matter goes to the driver as it is (the prefilter's passes, nothing
