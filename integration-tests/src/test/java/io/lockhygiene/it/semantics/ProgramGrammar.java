@@ -37,6 +37,8 @@ final class ProgramGrammar {
         final boolean[] inTransaction = new boolean[2];
         final boolean[] apiTransaction = new boolean[2];
         final int[] savepoints = new int[2];
+        /** Steps so far. */
+        int steps;
 
         void endTransaction(int c) {
             inTransaction[c] = false;
@@ -98,6 +100,9 @@ final class ProgramGrammar {
             "pg_try_advisory_lock_shared", "pg_advisory_unlock", "pg_advisory_unlock_shared", "pg_advisory_xact_lock",
             "pg_try_advisory_xact_lock", "pg_advisory_xact_lock_shared", "pg_try_advisory_xact_lock_shared"};
 
+    private static final String[] BLOCKING = {"pg_advisory_lock", "pg_advisory_xact_lock", "pg_advisory_lock_shared",
+            "pg_advisory_xact_lock_shared"};
+
     private static boolean blocking(String f) {
         return !f.contains("try") && !f.contains("unlock");
     }
@@ -106,8 +111,34 @@ final class ProgramGrammar {
         return f.replace("pg_advisory", "pg_try_advisory");
     }
 
-    /** The next step, chosen from the model and, for blocking calls, from what the reference's server holds. */
-    static Step next(Random r, Model m, int connections, List<Key> keys, WouldWait wouldWait) {
+    /** Asks the reference's session whether connection c's waits are bounded now (its lock_timeout or statement_timeout). */
+    @FunctionalInterface
+    interface Bounded {
+        boolean test(int c);
+    }
+
+    /**
+     * The session's own bounds (issue 43), set only where a transaction pins the session to its server (SET LOCAL,
+     * set_config's is_local), so that a program means the same through a transaction pooler as directly: a
+     * session-level SET in autocommit binds whichever server the pooler gave, for client and emulation alike.
+     * RESET inside a transaction puts back the role's default, which the programs never change.
+     */
+    private static final String[] BOUNDS = {"SET LOCAL lock_timeout = '60ms'", "SET LOCAL lock_timeout = '120ms'",
+            "SET LOCAL statement_timeout = '90ms'", "SELECT set_config('lock_timeout', '80ms', true)",
+            "RESET lock_timeout", "RESET ALL"};
+
+    /**
+     * The next step, chosen from the model and, for blocking calls, from what the reference's server holds: a
+     * blocking call that would wait is asked as a try instead, unless the session bounds its wait (then it waits,
+     * and the bound ends it).
+     */
+    static Step next(Random r, Model m, int connections, List<Key> keys, WouldWait wouldWait, Bounded bounded) {
+        if (m.steps == 0 && connections == 2) {
+            // two-connection programs start with the second connection holding a key, so that the first
+            // meets it: waits, tries refused, and waits its own bounds end
+            Key held = keys.get(r.nextInt(keys.size()));
+            return new Step(1, "query", "SELECT pg_advisory_lock(" + held.probeArgs() + ")", null);
+        }
         int c = connections == 1 ? 0 : r.nextInt(2);
         int roll = r.nextInt(100);
         if (roll < 12) {
@@ -135,6 +166,9 @@ final class ProgramGrammar {
         if (roll < 27) {
             return new Step(c, "text", "SELECT pg_advisory_unlock_all()", null);
         }
+        if (roll < 40 && m.inTransaction[c]) {
+            return new Step(c, "text", BOUNDS[r.nextInt(BOUNDS.length)], null);
+        }
         if (roll < 29) {
             // the session that holds the locks ends: on PostgreSQL every session of the program; under emulate
             // its lock holder's (every owner of a process shares it); then each connection is opened again
@@ -142,8 +176,26 @@ final class ProgramGrammar {
         }
         Key key = keys.get(r.nextInt(keys.size()));
         String f = FUNCTIONS[r.nextInt(FUNCTIONS.length)];
-        if (blocking(f) && wouldWait.test(key, c, f.contains("shared"))) {
-            f = tryForm(f); // PostgreSQL would wait: the program asks instead
+        if (connections == 2 && m.inTransaction[c] && r.nextBoolean()) {
+            // now and then a transaction meets a key the other connection holds: it bounds its waits first (a
+            // step of its own), then asks for that key and waits until its bound ends the wait
+            Key held = null;
+            for (Key k : keys) {
+                if (wouldWait.test(k, c, false)) {
+                    held = k;
+                    break;
+                }
+            }
+            if (held != null) {
+                if (!bounded.test(c)) {
+                    return new Step(c, "text", BOUNDS[r.nextInt(4)], null); // one that bounds (not a RESET)
+                }
+                key = held;
+                f = BLOCKING[r.nextInt(BLOCKING.length)];
+            }
+        }
+        if (blocking(f) && wouldWait.test(key, c, f.contains("shared")) && !bounded.test(c)) {
+            f = tryForm(f); // PostgreSQL would wait without a bound: the program asks instead
         }
         Render how = key.renders().get(r.nextInt(key.renders().size()));
         int shape = r.nextInt(100);
@@ -210,6 +262,7 @@ final class ProgramGrammar {
 
     /** Keeps the model true to what the reference answered. */
     static void learn(Model m, Step s, String outcome) {
+        m.steps++;
         int c = s.connection();
         switch (s.kind()) {
             case "sessions-end":

@@ -120,9 +120,21 @@ final class ProgramRunner {
                     throw new IllegalStateException(e);
                 }
             };
+            ProgramGrammar.Bounded bounded = c -> {
+                // the reference's own session says whether its waits are bounded now (an aborted transaction
+                // answers with an error: then a lock call fails at once anyway)
+                try (Statement show = cs[c].createStatement()) {
+                    show.execute("SHOW lock_timeout");
+                    boolean lock = !isZero(show.getResultSet());
+                    show.execute("SHOW statement_timeout");
+                    return lock || !isZero(show.getResultSet());
+                } catch (SQLException e) {
+                    return false;
+                }
+            };
             int steps = program == null ? STEPS : program.size();
             for (int i = 0; i < steps; i++) {
-                Step step = program == null ? next(r, model, connections, keys, wouldWait) : program.get(i);
+                Step step = program == null ? next(r, model, connections, keys, wouldWait, bounded) : program.get(i);
                 String outcome = perform(cs, ss, step, client, observer);
                 if (program == null) {
                     learn(model, step, outcome);
@@ -182,7 +194,28 @@ final class ProgramRunner {
         return "ended";
     }
 
+    private static boolean isZero(ResultSet rs) throws SQLException {
+        try (rs) {
+            rs.next();
+            return "0".equals(rs.getString(1));
+        }
+    }
+
+    /**
+     * A step's outcome; one that a bound ended (55P03, 57014) also says whether it ended in time: within a second,
+     * where the programs' bounds are 60 to 120 ms and an unbounded wait runs to the statements' 5 s timeout.
+     */
     private String perform(Connection[] cs, Statement[] ss, Step step, Client client, Statement observer) {
+        long t0 = System.nanoTime();
+        String outcome = performOnce(cs, ss, step, client, observer);
+        long millis = (System.nanoTime() - t0) / 1_000_000;
+        if (outcome.startsWith("ERROR 55P03") || outcome.startsWith("ERROR 57014")) {
+            return outcome + (millis < 1_000 ? " (in time)" : " (after " + millis + " ms)");
+        }
+        return outcome;
+    }
+
+    private String performOnce(Connection[] cs, Statement[] ss, Step step, Client client, Statement observer) {
         Connection c = cs[step.connection()];
         try {
             switch (step.kind()) {
