@@ -105,7 +105,9 @@ public final class LockOwner {
 
     /** It ended. */
     public void serverTransactionEnded() {
-        serverTransactions.updateAndGet(n -> Math.max(0, n - 1));
+        for (int n = serverTransactions.get(); n > 0 && !serverTransactions.compareAndSet(n, n - 1); ) {
+            n = serverTransactions.get(); // another thread changed it: again, never below 0
+        }
     }
 
     /** True while some transaction of this owner holds advisory locks on its own server. */

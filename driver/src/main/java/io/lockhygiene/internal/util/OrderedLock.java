@@ -15,8 +15,18 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class OrderedLock extends ReentrantLock {
     private static final long serialVersionUID = 1L;
     private static final boolean CHECKED = checked();
-    /** The locks this thread holds now, in the order taken (a reentry counts once). Assertions on only. */
-    private static final ThreadLocal<List<OrderedLock>> HELD = ThreadLocal.withInitial(() -> new ArrayList<>(4));
+    /**
+     * The locks this thread holds now, in the order taken (a reentry counts once). Made only where assertions are
+     * on, and a class rather than a lambda: a service's first connection bootstraps no lambda of ours.
+     */
+    private static final ThreadLocal<List<OrderedLock>> HELD = CHECKED ? new HeldLocks() : null;
+
+    private static final class HeldLocks extends ThreadLocal<List<OrderedLock>> {
+        @Override
+        protected List<OrderedLock> initialValue() {
+            return new ArrayList<>(4);
+        }
+    }
 
     private final LockOrder place;
 
