@@ -34,6 +34,11 @@ public enum Setting {
                     + " is one server connection, opened when a key of its share is first taken. More of them let"
                     + " many workers' locks and unlocks go in parallel instead of queueing for one session. A holder"
                     + " through the application's own pooler keeps one (each would pin a pooled server)"),
+    HOLDER_LINGER("lockhygiene.holderLinger", "10s", "0|<n>ms|<n>s|<n>m",
+            "emulate: how long a lock holder that holds nothing and waits for nothing keeps its server sessions;"
+                    + " then they close (their seal and the watchdog go with them) and the next lock opens them"
+                    + " again. Long enough that a job loop locking every few seconds keeps its session, short"
+                    + " enough that an idle fleet holds no connection; 0 closes them as soon as the last lock goes"),
     AGENT_WATCH("lockhygiene.agentWatch", "auto", "auto|always",
             "JVM-wide, the agent only: auto loads and edits the class path's pgjdbc Driver (and HikariCP's and"
                     + " DBCP2's pool classes, when the class path has them) in premain and stops watching class"

@@ -108,6 +108,7 @@ public final class Settings {
     private final HolderUrl holderUrl;
     private final double leakCheckSample;
     private final int holderSessions;
+    private final long holderLingerMillis;
 
     private Settings(Builder b) {
         this.mode = b.mode;
@@ -119,6 +120,7 @@ public final class Settings {
         this.holderUrl = b.holderUrl;
         this.leakCheckSample = b.leakCheckSample;
         this.holderSessions = b.holderSessions;
+        this.holderLingerMillis = b.holderLingerMillis;
     }
 
     /** The one way to make settings in code; the driver and the wrapper read them from keys (see README). */
@@ -138,6 +140,7 @@ public final class Settings {
         b.holderUrl = holderUrl;
         b.leakCheckSample = leakCheckSample;
         b.holderSessions = holderSessions;
+        b.holderLingerMillis = holderLingerMillis;
         return b;
     }
 
@@ -152,6 +155,7 @@ public final class Settings {
         private HolderUrl holderUrl = HolderUrl.AUTO;
         private double leakCheckSample = DEFAULT_LEAK_CHECK_SAMPLE;
         private int holderSessions = 1;
+        private long holderLingerMillis = DEFAULT_HOLDER_LINGER_MILLIS;
 
         private Builder() {
         }
@@ -204,6 +208,15 @@ public final class Settings {
             return this;
         }
 
+        /** emulate: how long an idle lock holder keeps its server sessions (0: it closes them at once). */
+        public Builder holderLingerMillis(long millis) {
+            if (millis < 0) {
+                throw new IllegalArgumentException("holderLinger must not be negative, not " + millis);
+            }
+            holderLingerMillis = millis;
+            return this;
+        }
+
         /** emulate: the main sessions of the lock holder, 1 to {@value #MAX_HOLDER_SESSIONS}. */
         public Builder holderSessions(int n) {
             if (n < 1 || n > MAX_HOLDER_SESSIONS) {
@@ -220,6 +233,14 @@ public final class Settings {
 
     /** The most main sessions one holder may have: each is a server connection of every process. */
     public static final int MAX_HOLDER_SESSIONS = 16;
+
+    /** lockhygiene.holderLinger's default: 10 s (see BENCHMARKS.md, "an idle holder"). */
+    public static final long DEFAULT_HOLDER_LINGER_MILLIS = 10_000;
+
+    /** emulate: how long a lock holder that holds nothing and waits for nothing keeps its server sessions. */
+    public long holderLingerMillis() {
+        return holderLingerMillis;
+    }
 
     /** emulate: how many main sessions the lock holder spreads its keys over (per process and database). */
     public int holderSessions() {
@@ -276,7 +297,8 @@ public final class Settings {
                 + ", lockhygiene.leakCheck=" + lower(leakCheck) + ", lockhygiene.leakCheckSample=" + leakCheckSample
                 + ", lockhygiene.logSql=" + lower(logSql)
                 + ", lockhygiene.lockTimeout=" + lockTimeoutMillis + "ms, lockhygiene.skipLocked=" + lower(skipLocked)
-                + ", lockhygiene.holderUrl=" + holderUrl + ", lockhygiene.holderSessions=" + holderSessions;
+                + ", lockhygiene.holderUrl=" + holderUrl + ", lockhygiene.holderSessions=" + holderSessions
+                + ", lockhygiene.holderLinger=" + holderLingerMillis + "ms";
     }
 
     static String lower(Enum<?> e) {

@@ -98,6 +98,7 @@ public final class Holder implements TransactionHolds {
         EmulatedWait wait = null;
         long backoff = TimeUnit.MILLISECONDS.toNanos(2);
         limits.beginAcquisition();
+        life.used();
         try {
             while (true) {
                 if (owner.isClosed()) {
@@ -221,6 +222,7 @@ public final class Holder implements TransactionHolds {
         boolean ok = table.unlock(owner, key, shared);
         if (ok) {
             mains.settleInFlight(key, owner); // done on the server when this returns, as PostgreSQL's
+            life.used();
         }
         return ok;
     }
@@ -229,6 +231,7 @@ public final class Holder implements TransactionHolds {
     public void unlockAll(LockOwner owner) throws SQLException {
         table.unlockAll(owner);
         mains.settleInFlight(owner);
+        life.used();
     }
 
     /** The transaction-level holds of {@code tx} from savepoint depth {@code level} on go (end, rollback to, error). */
@@ -236,6 +239,7 @@ public final class Holder implements TransactionHolds {
     public void releaseTransaction(TransactionId tx, int level) throws SQLException {
         table.releaseTransaction(tx, level);
         mains.settleInFlight(null);
+        life.used();
     }
 
     /** RELEASE SAVEPOINT at depth {@code level}: its holds belong to the enclosing level now. */
@@ -277,6 +281,7 @@ public final class Holder implements TransactionHolds {
             Log.debug("LockHygiene: the lock holder for {} lost its server while letting locks go: {}", endpoint,
                     e.toString());
         }
+        life.used();
         return held;
     }
 

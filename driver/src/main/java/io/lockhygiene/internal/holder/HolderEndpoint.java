@@ -38,24 +38,29 @@ public final class HolderEndpoint {
     private final Object identity;
     private final LinkOpener opener;
     private final int mainSessions;
+    private final long lingerMillis;
 
-    private HolderEndpoint(Kind kind, String description, Object identity, LinkOpener opener, int mainSessions) {
+    private HolderEndpoint(Kind kind, String description, Object identity, LinkOpener opener, int mainSessions,
+                           long lingerMillis) {
         this.kind = kind;
         this.description = description;
         this.identity = identity;
         this.opener = opener;
         this.mainSessions = mainSessions;
+        this.lingerMillis = lingerMillis;
     }
 
     /** An endpoint whose pgjdbc connections {@code opener} opens; identities compare equal for one database. */
     public static HolderEndpoint of(Kind kind, String description, Object identity, Opener opener) {
         boolean dedicated = kind != Kind.APPLICATION_ROUTE;
-        return new HolderEndpoint(kind, description, identity, () -> JdbcHolderLink.of(opener.open(), dedicated), 1);
+        return new HolderEndpoint(kind, description, identity, () -> JdbcHolderLink.of(opener.open(), dedicated), 1,
+                io.lockhygiene.settings.Settings.DEFAULT_HOLDER_LINGER_MILLIS);
     }
 
     /** An endpoint whose links {@code opener} makes (unit tests of the holder without a server). */
     public static HolderEndpoint ofLinks(Kind kind, String description, Object identity, LinkOpener opener) {
-        return new HolderEndpoint(kind, description, identity, opener, 1);
+        return new HolderEndpoint(kind, description, identity, opener, 1,
+                io.lockhygiene.settings.Settings.DEFAULT_HOLDER_LINGER_MILLIS);
     }
 
     /**
@@ -63,7 +68,17 @@ public final class HolderEndpoint {
      * the application's own route keeps one, whatever is asked: each would pin a server of the application's pool.
      */
     public HolderEndpoint withMainSessions(int n) {
-        return new HolderEndpoint(kind, description, identity, opener, dedicated() ? Math.max(1, n) : 1);
+        return new HolderEndpoint(kind, description, identity, opener, dedicated() ? Math.max(1, n) : 1, lingerMillis);
+    }
+
+    /** The same endpoint, whose holder closes its sessions after {@code millis} with nothing held or waited for. */
+    public HolderEndpoint withLinger(long millis) {
+        return new HolderEndpoint(kind, description, identity, opener, mainSessions, Math.max(0, millis));
+    }
+
+    /** How long its holder keeps its sessions with nothing held and nothing waited for (lockhygiene.holderLinger). */
+    public long lingerMillis() {
+        return lingerMillis;
     }
 
     /** How many main sessions its holder opens at most (each when a key of its share is first taken). */

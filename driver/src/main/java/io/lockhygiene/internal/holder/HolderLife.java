@@ -39,11 +39,24 @@ final class HolderLife {
     private Runnable reapGoneThreads;
     /** Set at the first loss that told owners: from then on, statements ask their owner. */
     private long lastFullRound = System.nanoTime();
+    /** When an owner last used the holder (a lock asked for, a release): the linger counts from there. */
+    private volatile long lastUse = System.nanoTime();
+    private final long lingerNanos;
 
     HolderLife(HolderEndpoint endpoint, LockTable table, MainLink[] mains) {
         this.endpoint = endpoint;
         this.table = table;
         this.mains = mains;
+        this.lingerNanos = TimeUnit.MILLISECONDS.toNanos(endpoint.lingerMillis());
+    }
+
+    /**
+     * An owner uses the holder (asks for a lock, lets one go): the idle linger starts again, and the watchdog
+     * watches, so that sessions that end up holding nothing are closed once the linger has passed.
+     */
+    void used() {
+        lastUse = System.nanoTime();
+        HolderWatchdog.watch(watch);
     }
 
     void attach(MainSession[] mainSessions, ServerQueue serverWaits) {
@@ -243,7 +256,17 @@ final class HolderLife {
                 waits.peekIdle(this);
                 publishPending();
             }
-            return holds || (waits != null && waits.anyWaiting()) || table.anyoneHolds();
+            if (holds || (waits != null && waits.anyWaiting()) || table.anyoneHolds()) {
+                return true;
+            }
+            // nothing held, nothing waited for: the sessions linger, then close; watched until they are closed
+            if (!anySessionOpen()) {
+                return false;
+            }
+            if (System.nanoTime() - lastUse < lingerNanos) {
+                return true;
+            }
+            return !closeIdle();
         } catch (RuntimeException e) {
             if (roundFailureTold.compareAndSet(false, true)) {
                 Log.warn("LockHygiene: the watchdog of the lock holder for {} failed ({}); it keeps watching. Please"
@@ -264,25 +287,53 @@ final class HolderLife {
      * sessions are closed too; the next lock opens them again.
      */
     void userClosed() {
-        if (users.decrementAndGet() > 0 || !table.serverHoldsNothing() || (waits != null && waits.anyWaiting())) {
+        if (users.decrementAndGet() > 0) {
             return;
+        }
+        closeIdle();
+    }
+
+    private boolean anySessionOpen() {
+        for (MainLink main : mains) {
+            if (main.isOpen()) {
+                return true;
+            }
+        }
+        return waits != null && waits.anyIdleSession();
+    }
+
+    /**
+     * Closes the holder's sessions when it holds nothing and waits for nothing: every main session's turn is
+     * tried without waiting (one in use is not idle: nothing closes), the state is looked at again under them,
+     * then the main sessions close (their seals go with them) and so do the idle waiting sessions; a waiting
+     * session lent out is left alone. An owner that asks meanwhile waits for the turn and then finds its session
+     * closed: it opens a fresh one (MainSession decides again), so no request is lost. This is no loss: nothing
+     * was held, nobody is told.
+     *
+     * @return true when everything was closed
+     */
+    boolean closeIdle() {
+        if (!table.serverHoldsNothing() || table.anyoneHolds() || (waits != null && waits.anyWaiting())) {
+            return false;
         }
         int taken = 0;
         try {
             for (MainLink main : mains) {
                 if (!main.io.tryLock()) {
-                    return; // in use: not idle
+                    return false; // in use: not idle
                 }
                 taken++;
             }
-            if (users.get() == 0 && table.serverHoldsNothing() && (waits == null || !waits.anyWaiting())) {
-                for (MainLink main : mains) {
-                    main.close();
-                }
-                if (waits != null) {
-                    waits.closeAll();
-                }
+            if (!table.serverHoldsNothing() || table.anyoneHolds() || (waits != null && waits.anyWaiting())) {
+                return false;
             }
+            for (MainLink main : mains) {
+                main.close();
+            }
+            if (waits != null) {
+                waits.closeIdle();
+            }
+            return true;
         } finally {
             for (int i = 0; i < taken; i++) {
                 mains[i].io.unlock();

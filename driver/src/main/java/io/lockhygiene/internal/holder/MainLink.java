@@ -105,10 +105,25 @@ final class MainLink implements LockTable.Backend {
     /** Under io: the open link; never opens one (08003 when it is closed: the caller decides again). */
     HolderLink link() throws SQLException {
         HolderLink l = link;
-        if (l == null || l.isClosed()) {
+        if (l == null) {
+            throw new ClosedByHolder(); // closed on purpose (idle, the last user gone, a loss): nothing was lost here
+        }
+        if (l.isClosed()) {
             throw new SQLException("LockHygiene: the lock holder's main connection is closed", "08003");
         }
         return l;
+    }
+
+    /**
+     * The holder closed this session itself (it was idle, or at a loss, which told its owners already): a request
+     * that finds it so decides again and opens a fresh one, rather than counting as a loss of locks nobody held.
+     */
+    static final class ClosedByHolder extends SQLException {
+        private static final long serialVersionUID = 1L;
+
+        ClosedByHolder() {
+            super("LockHygiene: the lock holder's main connection is closed", "08003");
+        }
     }
 
     boolean isOpen() {

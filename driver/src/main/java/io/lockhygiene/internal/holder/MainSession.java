@@ -202,11 +202,13 @@ final class MainSession {
             answers = link.select(list.toString(), columns);
             stats.sent(batch.size(), releases.size(), System.nanoTime() - start);
         } catch (SQLException | RuntimeException e) {
-            if (!nothingToLose || !usedBefore || !HolderLife.brokenConnection(e)) {
+            boolean closedByUs = e instanceof MainLink.ClosedByHolder;
+            if (!nothingToLose || (!usedBefore && !closedByUs) || !HolderLife.brokenConnection(e)) {
                 throw life.lost(e, batch, caller);
             }
-            // an idle main session that died meanwhile (a restart, a terminated backend): it held nothing, so
-            // nothing is lost; its takes decide again, and the next opens a fresh one (outside our locks)
+            // an idle main session that died meanwhile (a restart, a terminated backend) or that the holder
+            // closed (idle for its linger): it held nothing, so nothing is lost; its takes decide again, and the
+            // next opens a fresh one (outside our locks)
             link.close();
             for (LockRequest t : batch) {
                 t.decideAgain();

@@ -318,6 +318,16 @@ final class ServerQueue {
         }
     }
 
+    /** True while a waiting session is open and idle (the holder's idle close looks). */
+    boolean anyIdleSession() {
+        return waiters.anyIdle();
+    }
+
+    /** The holder is idle: its idle waiting sessions close; one lent out (holding a key, or waiting) stays. */
+    void closeIdle() {
+        waiters.closeIdle();
+    }
+
     /** The holder lost its server: every waiting session goes (their locks are gone anyway), waits end. */
     void closeAll() {
         for (QueuedOwner sw : active) {

@@ -86,6 +86,31 @@ final class WaitingSessions {
         }
     }
 
+    boolean anyIdle() {
+        lists.lock();
+        try {
+            return !idle.isEmpty();
+        } finally {
+            lists.unlock();
+        }
+    }
+
+    /** The idle ones close (a borrow meanwhile gets one first, or opens a new one); the lent ones stay. */
+    void closeIdle() {
+        List<WaitingSession> closing;
+        lists.lock();
+        try {
+            closing = new ArrayList<>(idle);
+            idle.clear();
+            all.removeAll(closing);
+        } finally {
+            lists.unlock();
+        }
+        for (WaitingSession w : closing) {
+            w.close();
+        }
+    }
+
     /** The holder lost its server: every waiting connection goes (their locks are gone anyway). */
     void closeAll() {
         List<WaitingSession> closing;

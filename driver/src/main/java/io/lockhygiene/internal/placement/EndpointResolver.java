@@ -79,7 +79,8 @@ public final class EndpointResolver {
         FutureTask<Holder> task = placements.get(holderUrl.key());
         if (task == null) {
             int sessions = settings.holderSessions();
-            FutureTask<Holder> mine = new FutureTask<>(() -> compute(route, holderUrl, sessions, app, keep));
+            long linger = settings.holderLingerMillis();
+            FutureTask<Holder> mine = new FutureTask<>(() -> compute(route, holderUrl, sessions, linger, app, keep));
             task = placements.putIfAbsent(holderUrl.key(), mine);
             if (task == null) {
                 task = mine;
@@ -172,20 +173,20 @@ public final class EndpointResolver {
     /**
      * @param keep null when {@code app} is the application's own; else set when the holder keeps it
      */
-    private static Holder compute(HolderRoute route, Settings.HolderUrl holderUrl, int sessions, Connection app,
-                                  AtomicBoolean keep) throws SQLException {
+    private static Holder compute(HolderRoute route, Settings.HolderUrl holderUrl, int sessions, long linger,
+                                  Connection app, AtomicBoolean keep) throws SQLException {
         if (holderUrl.equals(Settings.HolderUrl.POOLER)) {
-            return applicationRoute(route, route.describe(), app, keep);
+            return applicationRoute(route, route.describe(), app, keep, linger);
         }
         ServerProbes.Identity appSide = ServerProbes.identityOf(app);
         boolean appThroughPooler = Pgjdbc.backendPid(app) != appSide.pid;
         if (holderUrl.url() != null) {
-            return Holders.of(explicit(route, holderUrl.url(), appSide).withMainSessions(sessions));
+            return Holders.of(explicit(route, holderUrl.url(), appSide).withMainSessions(sessions).withLinger(linger));
         }
         if (!appThroughPooler && !route.borrowsFromApplicationPool()) {
             // a direct application: its own route is a session of its own already
             return Holders.of(HolderEndpoint.of(HolderEndpoint.Kind.DIRECT, route.describe() + " (direct)",
-                    appSide.identity(), route::openLikeApplication).withMainSessions(sessions));
+                    appSide.identity(), route::openLikeApplication).withMainSessions(sessions).withLinger(linger));
         }
         List<String> tried = new ArrayList<>();
         if (appThroughPooler && appSide.address == null) {
@@ -206,7 +207,7 @@ public final class EndpointResolver {
                                 holderSide.port, recipe.source(), appThroughPooler);
                         Properties props = ServerProbes.holderProperties(recipe.properties(), false);
                         return Holders.of(HolderEndpoint.of(HolderEndpoint.Kind.DIRECT, Urls.redact(url)
-                                + " (auto)", appSide.identity(), () -> opener.open(url, props)).withMainSessions(sessions),
+                                + " (auto)", appSide.identity(), () -> opener.open(url, props)).withMainSessions(sessions).withLinger(linger),
                                 () -> Log.info("{}", said)); // once per holder: a DataSource per tenant says it once
                     }
                     tried.add(recipe.source() + ": " + Urls.redact(url) + " answers for another database ("
@@ -223,7 +224,7 @@ public final class EndpointResolver {
         } else {
             Log.warn("{}", EmulateMessages.holderThroughPooler(route.describe(), why));
         }
-        return applicationRoute(route, appSide.identity(), app, keep);
+        return applicationRoute(route, appSide.identity(), app, keep, linger);
     }
 
     /**
@@ -231,12 +232,13 @@ public final class EndpointResolver {
      * (its placement holds it, so it goes with the DataSource) and keeps the connection borrowed for the
      * placement as its first one, taken before any of the application's own borrows.
      */
-    private static Holder applicationRoute(HolderRoute route, Object identity, Connection app, AtomicBoolean keep) {
+    private static Holder applicationRoute(HolderRoute route, Object identity, Connection app, AtomicBoolean keep,
+                                           long linger) {
         String description = route.describe() + (route.borrowsFromApplicationPool()
                 ? " (borrowed from the application's pool)" : " (through the pooler)");
         if (!route.borrowsFromApplicationPool()) {
             return Holders.of(HolderEndpoint.of(HolderEndpoint.Kind.APPLICATION_ROUTE, description,
-                    Arrays.asList(identity, route.describe()), route::openLikeApplication));
+                    Arrays.asList(identity, route.describe()), route::openLikeApplication).withLinger(linger));
         }
         java.util.concurrent.atomic.AtomicReference<Connection> first = new java.util.concurrent.atomic.AtomicReference<>();
         if (keep != null) {
@@ -254,7 +256,7 @@ public final class EndpointResolver {
             } catch (SQLException e) {
                 throw new SQLException(EmulateMessages.holderCannotBorrow(shown, e.getMessage()), "08001", e);
             }
-        }));
+        }).withLinger(linger));
     }
 
     private static HolderEndpoint explicit(HolderRoute route, String url, ServerProbes.Identity appSide)

@@ -44,6 +44,7 @@ public final class SettingsReader {
                 .holderUrl(holderUrl(connectionKeys, system, env))
                 .leakCheckSample(sampleRate(connectionKeys, system, env))
                 .holderSessions(holderSessions(connectionKeys, system, env))
+                .holderLingerMillis(parseMillis(Setting.HOLDER_LINGER, connectionKeys, system, env))
                 .build();
     }
 
@@ -135,7 +136,7 @@ public final class SettingsReader {
                                     Function<String, String> env) {
         String[] found = lookup(setting, connectionKeys, system, env);
         if (found == null) {
-            return Long.parseLong(setting.defaultValue());
+            return io.lockhygiene.internal.util.Durations.parseMillis(setting.defaultValue());
         }
         try {
             return io.lockhygiene.internal.util.Durations.parseMillis(found[0]);

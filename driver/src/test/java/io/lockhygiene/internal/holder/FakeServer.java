@@ -36,8 +36,15 @@ final class FakeServer {
         return pids.incrementAndGet();
     }
 
+    /** Sessions opened and not closed. */
+    final java.util.Set<HolderLink> open = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    final AtomicInteger opened = new AtomicInteger();
+
     HolderLink open() {
-        return new Link(pids.incrementAndGet());
+        Link l = new Link(pids.incrementAndGet());
+        open.add(l);
+        opened.incrementAndGet();
+        return l;
     }
 
     /** Takes {@code key} for session {@code pid} as another process would; false when it conflicts. */
@@ -309,6 +316,7 @@ final class FakeServer {
         public void close() {
             if (!closed) {
                 closed = true;
+                open.remove(this);
                 unlockAll(); // a backend that goes releases everything
             }
         }

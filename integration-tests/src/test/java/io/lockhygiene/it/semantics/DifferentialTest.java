@@ -68,6 +68,11 @@ class DifferentialTest {
         return 1;
     }
 
+    /** emulate's lockhygiene.holderLinger, or null for the default. */
+    String holderLinger() {
+        return null;
+    }
+
     static Stream<Long> seeds() {
         String one = System.getProperty("diff.seed");
         if (one != null) {
@@ -118,7 +123,7 @@ class DifferentialTest {
         List<String> reference = (List<String>) g.get("reference");
         boolean sampleEveryEnd = (seed & 1) == 1; // odd seeds: every transaction end sampled for the leak check
         List<Step> program = (List<Step>) g.get("program");
-        List<String> ours = new ProgramRunner(bed, sampleEveryEnd, pooler(), holderSessions()).run(null, (Integer) g.get("connections"), program, Client.EMULATE,
+        List<String> ours = new ProgramRunner(bed, sampleEveryEnd, pooler(), holderSessions(), holderLinger()).run(null, (Integer) g.get("connections"), program, Client.EMULATE,
                 (List<Key>) g.get("keys"), null);
         long ends = program.stream().filter(st -> "sessions-end".equals(st.kind())).count();
         if (ends > 0) {

@@ -51,20 +51,34 @@ final class ProgramRunner {
     }
 
     ProgramRunner(TestBed bed, boolean sampleEveryEnd, Route pooler, int holderSessions) {
+        this(bed, sampleEveryEnd, pooler, holderSessions, null);
+    }
+
+    /** @param holderLinger emulate's lockhygiene.holderLinger, or null for the default */
+    ProgramRunner(TestBed bed, boolean sampleEveryEnd, Route pooler, int holderSessions, String holderLinger) {
         this.bed = bed;
         this.sampleEveryEnd = sampleEveryEnd;
         this.pooler = pooler;
         this.holderSessions = holderSessions;
+        this.holderLinger = holderLinger;
     }
+
+    /** emulate's lockhygiene.holderLinger (null: the default). */
+    private final String holderLinger;
 
 
     private Connection open(Client client) throws SQLException {
         switch (client) {
             case EMULATE:
-                String sessions = "lockhygiene.holderSessions=" + holderSessions;
-                return sampleEveryEnd
-                        ? bed.connectLockHygiene(pooler, "lockhygiene.mode=emulate", sessions, "lockhygiene.leakCheckSample=1")
-                        : bed.connectLockHygiene(pooler, "lockhygiene.mode=emulate", sessions);
+                List<String> params = new ArrayList<>(List.of("lockhygiene.mode=emulate",
+                        "lockhygiene.holderSessions=" + holderSessions));
+                if (sampleEveryEnd) {
+                    params.add("lockhygiene.leakCheckSample=1");
+                }
+                if (holderLinger != null) {
+                    params.add("lockhygiene.holderLinger=" + holderLinger);
+                }
+                return bed.connectLockHygiene(pooler, params.toArray(new String[0]));
             case POOLED_PLAIN:
                 return bed.connect(pooler);
             default:
