@@ -49,6 +49,11 @@ public class LockHygieneProperties {
      * server connection per process); unset: 1.
      */
     private Integer holderSessions;
+    /**
+     * emulate: how long the process's lock holder keeps its server sessions while it holds nothing and waits for
+     * nothing; then they close and the next lock opens them again; unset: 10 s.
+     */
+    private Duration holderLinger;
     /** JVM-wide: a file that gets every LockHygiene event as one JSON object per line. */
     private String report;
     /** The advisory-wait monitor: sessions waiting for an advisory lock longer than a threshold. */
@@ -137,6 +142,9 @@ public class LockHygieneProperties {
         if (holderSessions != null) {
             p.setProperty("lockhygiene.holderSessions", holderSessions.toString());
         }
+        if (holderLinger != null) {
+            p.setProperty("lockhygiene.holderLinger", holderLinger.toMillis() + "ms");
+        }
         return p;
     }
 
@@ -216,6 +224,14 @@ public class LockHygieneProperties {
 
     public void setHolderSessions(Integer holderSessions) {
         this.holderSessions = holderSessions;
+    }
+
+    public Duration getHolderLinger() {
+        return holderLinger;
+    }
+
+    public void setHolderLinger(Duration holderLinger) {
+        this.holderLinger = holderLinger;
     }
 
     public String getReport() {

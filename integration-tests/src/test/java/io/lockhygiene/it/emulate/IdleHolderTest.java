@@ -98,6 +98,9 @@ class IdleHolderTest {
             Eventually.until("the holder's sessions closed after its linger", Duration.ofSeconds(10),
                     () -> bed.admin().sessionsNamed(HOLDER) == 0);
             assertEquals(0, sealRows(), "no seal row in pg_locks");
+            Eventually.until("the watchdog thread gone with them", Duration.ofSeconds(10),
+                    () -> Thread.getAllStackTraces().keySet().stream()
+                            .noneMatch(t -> t.getName().equals("lockhygiene-holder-watchdog") && t.isAlive()));
             assertEquals(List.of(), bed.admin().heldAdvisoryLocks(), "nothing held");
             assertEquals(80, burst(ds, 947_010), "the second burst as the first");
             Eventually.until("closed again", Duration.ofSeconds(10), () -> bed.admin().sessionsNamed(HOLDER) == 0);
