@@ -112,4 +112,16 @@ class SettingsTest {
         // the agent's options (and -D, the environment) are JVM-wide already
         SettingsReader.read(Map.of("lockhygiene.report", "/tmp/r.jsonl"), none, name -> null);
     }
+
+    @org.junit.jupiter.api.Test
+    void holderLingerIsTenSecondsUnlessSetAndABadValueSaysWhatIsAllowed() {
+        assertEquals(10_000, SettingsReader.read(Map.of(), new Properties(), k -> null).holderLingerMillis());
+        assertEquals(500, SettingsReader.read(Map.of("lockhygiene.holderLinger", "500ms"), new Properties(), k -> null)
+                .holderLingerMillis());
+        assertEquals(0, SettingsReader.read(Map.of("lockhygiene.holderLinger", "0"), new Properties(), k -> null)
+                .holderLingerMillis());
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> SettingsReader.read(Map.of("lockhygiene.holderLinger", "soon"), new Properties(), k -> null));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("lockhygiene.holderLinger"), e.getMessage());
+    }
 }
