@@ -100,9 +100,33 @@ public final class HolderEndpoint {
         return identity;
     }
 
-    /** One more connection of this endpoint, as a holder link. */
+    /**
+     * One more connection of this endpoint, as a holder link. Through a session-mode pooler entry whose servers
+     * are all taken, the pooler makes the connect (or its first statement) wait up to its own bound
+     * ({@code query_wait_timeout}) and then fails it: that failure comes back as 53300 naming what to raise.
+     */
     public HolderLink open() throws SQLException {
-        return opener.open();
+        try {
+            return opener.open();
+        } catch (SQLException e) {
+            if (kind == Kind.SESSION_POOLER && poolFull(e)) {
+                throw new SQLException(io.lockhygiene.internal.log.EmulateMessages.holderPoolFull(this, e.getMessage()),
+                        "53300", e);
+            }
+            throw e;
+        }
+    }
+
+    /** PgBouncer's words when no server could be had: its wait ran out, or its limits are reached. */
+    public static boolean poolFull(SQLException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            String m = t.getMessage();
+            if (m != null && (m.contains("query_wait_timeout") || m.contains("no more connections allowed")
+                    || m.contains("pooler error"))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Where it goes, for messages: no credentials. */

@@ -182,6 +182,19 @@ public final class EmulateMessages {
     }
 
     /** WARN once per call site (UNLOCK_NOT_HELD): an unlock the owner had nothing to release for. */
+    /**
+     * A lock holder's session through a session-mode pooler entry found no server within the pooler's wait (its
+     * pool is smaller than the processes that hold or wait for locks at once): SQLState 53300, as PostgreSQL's
+     * own "too many clients".
+     */
+    public static String holderPoolFull(Object endpoint, String poolerSaid) {
+        return WHO + ": the lock holder could not get a server from " + endpoint + " (the pooler said: " + poolerSaid
+                + "). That session-mode entry has fewer servers than the processes that hold or wait for advisory"
+                + " locks at once. Raise the entry's pool_size (or max_db_connections), or lower"
+                + " lockhygiene.holderLinger so that idle holders give their servers back sooner; the lock was not"
+                + " taken.";
+    }
+
     public static String unlockNotHeld(String site, String postgresWarning, Object owner) {
         return "an advisory unlock at " + site + " returned false (lockhygiene.mode=emulate answers it as PostgreSQL"
                 + " answers a session that does not hold the lock: \"" + postgresWarning + "\"): " + owner + " does not"

@@ -259,7 +259,36 @@ public final class EndpointResolver {
         }).withLinger(linger));
     }
 
+    /** How long placing a holder on an explicit endpoint may wait for that endpoint's servers, in all. */
+    static final long PLACEMENT_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+
+    /**
+     * The explicit endpoint, probed; when the probe finds the endpoint's pool taken (it needs two connections at
+     * once), it lets go of its first connection and tries again after a short random pause, within
+     * {@link #PLACEMENT_WAIT_NANOS}: holders that each kept one connection and waited for a second would
+     * otherwise take a small session-mode entry's every server and wait for each other until the pooler's bound.
+     */
     private static HolderEndpoint explicit(HolderRoute route, String url, ServerProbes.Identity appSide)
+            throws SQLException {
+        long deadline = System.nanoTime() + PLACEMENT_WAIT_NANOS;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return explicitOnce(route, url, appSide);
+            } catch (ServerProbes.PoolBusy busy) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw busy;
+                }
+                try {
+                    Thread.sleep(50 + java.util.concurrent.ThreadLocalRandom.current().nextInt(250) * Math.min(attempt, 4));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw busy;
+                }
+            }
+        }
+    }
+
+    private static HolderEndpoint explicitOnce(HolderRoute route, String url, ServerProbes.Identity appSide)
             throws SQLException {
         String shown = Urls.redact(url);
         Properties props = ServerProbes.holderProperties(credentialsFor(url, route), false);
@@ -268,6 +297,9 @@ public final class EndpointResolver {
         try {
             first = opener.open(url, props);
         } catch (SQLException e) {
+            if (HolderEndpoint.poolFull(e)) {
+                throw new SQLException(EmulateMessages.holderPoolFull(shown, e.getMessage()), "53300", e);
+            }
             throw new SQLException(EmulateMessages.holderUrlUnreachable(shown, e.getMessage()), "08001", e);
         }
         if (first == null) {

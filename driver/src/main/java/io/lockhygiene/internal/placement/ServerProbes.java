@@ -20,6 +20,17 @@ final class ServerProbes {
     /** Seconds a probe of the server's own address may take before auto settles for the pooler. */
     static final int PROBE_TIMEOUT_SECONDS = 5;
     static final String APPLICATION_NAME = "lockhygiene lock holder";
+    /** Seconds the probe waits for its second connection before it lets the first go and tries again. */
+    static final int SECOND_CONNECTION_SECONDS = 2;
+
+    /** The endpoint had no second connection for the probe now (its pool is taken): let go and try again later. */
+    static final class PoolBusy extends SQLException {
+        private static final long serialVersionUID = 1L;
+
+        PoolBusy(String message, SQLException cause) {
+            super(message, "53300", cause);
+        }
+    }
 
     private static final String IDENTITY = "SELECT pg_catalog.host(pg_catalog.inet_server_addr()),"
             + " pg_catalog.current_setting('port'), pg_catalog.current_database(),"
@@ -40,7 +51,17 @@ final class ServerProbes {
     static boolean transactionPooling(HolderRoute.UrlOpener opener, String url, Properties props,
                                               Connection first) throws SQLException {
         int before = backendPid(first);
-        Connection second = opener.open(url, props);
+        // the second connection is waited for briefly: through a small session-mode entry, processes that each
+        // hold a first connection and wait for a second would otherwise take every server and wait for each other
+        Properties quick = new Properties();
+        quick.putAll(props);
+        quick.setProperty("loginTimeout", Integer.toString(SECOND_CONNECTION_SECONDS));
+        Connection second;
+        try {
+            second = opener.open(url, quick);
+        } catch (SQLException e) {
+            throw new PoolBusy(EmulateMessages.holderPoolFull(Urls.redact(url), e.getMessage()), e);
+        }
         try {
             second.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_SECONDS * 1000);
             first.setNetworkTimeout(Runnable::run, PROBE_TIMEOUT_SECONDS * 1000);
@@ -49,6 +70,9 @@ final class ServerProbes {
             int after = backendPid(first);
             return after != before || other == before;
         } catch (SQLException e) {
+            if (io.lockhygiene.internal.holder.HolderEndpoint.poolFull(e)) {
+                throw new SQLException(EmulateMessages.holderPoolFull(Urls.redact(url), e.getMessage()), "53300", e);
+            }
             throw new SQLException(EmulateMessages.holderUrlPoolingUnknown(Urls.redact(url),
                     PROBE_TIMEOUT_SECONDS, e.getMessage()), "HY024", e);
         } finally {

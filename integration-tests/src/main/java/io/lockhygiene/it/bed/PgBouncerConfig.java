@@ -14,6 +14,9 @@ final class PgBouncerConfig {
     /** The session-mode database entry for lock holders: one server per process (and per waiting call). */
     static final String HOLDER_ENTRY = "lockhygiene_holder";
     static final int HOLDER_POOL_SIZE = 60;
+    /** A session-mode entry for lock holders smaller than a fleet: the capped fleet setup (issue 44). */
+    static final String CAPPED_HOLDER_ENTRY = "lockhygiene_holder_capped";
+    static final int CAPPED_HOLDER_POOL_SIZE = 4;
     /** The worker-pool benchmark's PgBouncer: transaction mode, four servers, PgBouncer's own server checks. */
     static final int WORKER_POOL_SIZE = 4;
     static final int QUERY_WAIT_TIMEOUT_SECONDS = 20;
@@ -60,6 +63,10 @@ final class PgBouncerConfig {
         // a session-mode entry for lock holders beside the transaction-pooled one (lockhygiene.holderUrl)
         ini.append(HOLDER_ENTRY).append(" = host=").append(pgHost).append(" port=").append(pgPort)
                 .append(" dbname=").append(database).append(" pool_mode=session pool_size=").append(HOLDER_POOL_SIZE)
+                .append('\n');
+        ini.append(CAPPED_HOLDER_ENTRY).append(" = host=").append(pgHost).append(" port=").append(pgPort)
+                .append(" dbname=").append(database).append(" pool_mode=session pool_size=")
+                .append(CAPPED_HOLDER_POOL_SIZE).append(" max_db_connections=").append(CAPPED_HOLDER_POOL_SIZE)
                 .append('\n');
         ini.append("\n[pgbouncer]\n");
         ini.append("pool_mode = ").append(poolMode).append('\n');

@@ -120,6 +120,15 @@ public final class TestBed implements AutoCloseable {
     }
 
     /**
+     * The transaction-mode PgBouncer's small session-mode entry for lock holders (4 servers): the capped fleet
+     * setup, a pgjdbc URL.
+     */
+    public String cappedHolderUrl() {
+        return url(Route.TRANSACTION_POOL).replace("/" + LocalBinariesBed.DATABASE + "?",
+                "/" + PgBouncerConfig.CAPPED_HOLDER_ENTRY + "?");
+    }
+
+    /**
      * The transaction-mode PgBouncer's session-mode database entry for lock holders
      * ({@code lockhygiene.holderUrl}), a pgjdbc URL.
      */

@@ -47,9 +47,11 @@ class FleetTest {
     }
 
     private Outcome fleet(int processes, String holderUrl, long base, int tries, java.nio.file.Path barrier,
-                          int barrierCount) throws Exception {
-        String url = bed.lockHygieneUrl(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate",
-                "lockhygiene.holderUrl=" + holderUrl);
+                          int barrierCount, String... extra) throws Exception {
+        List<String> params = new ArrayList<>(List.of("lockhygiene.mode=emulate", "lockhygiene.holderUrl="
+                + java.net.URLEncoder.encode(holderUrl, StandardCharsets.UTF_8)));
+        params.addAll(List.of(extra));
+        String url = bed.lockHygieneUrl(Route.TRANSACTION_POOL, params.toArray(new String[0]));
         String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
         AtomicInteger peakHolders = new AtomicInteger();
         AtomicInteger peakOthers = new AtomicInteger();
@@ -142,6 +144,40 @@ class FleetTest {
                 java.nio.file.Files.createTempDirectory("lh-fleet-barrier"), 3);
         System.out.println("[fleet] 16 processes x 4 own-key workers, holders on a session-mode PgBouncer entry: " + o);
         assertEveryJobDone(o);
+    }
+
+    /**
+     * The capped fleet setup: the holders behind a session-mode PgBouncer entry of 4 servers, 8 replicas that
+     * want locks. With a zero linger a holder gives its server back as soon as it holds nothing, so the replicas
+     * take turns: every job runs, no error, and never more than 4 holder backends at once.
+     */
+    @Test
+    void eightReplicasTakeTurnsOnACappedHolderEntry() throws Exception {
+        Outcome o = fleet(8, bed.cappedHolderUrl(), 996_000L, TRIES, null, 0, "lockhygiene.holderLinger=0");
+        System.out.println("[fleet] capped: 8 processes x 4 own-key workers, holders on a 4-server session entry,"
+                + " holderLinger=0: " + o);
+        assertEveryJobDone(o);
+        assertTrue(o.peakHolderBackends() <= 4, "the cap holds: " + o);
+    }
+
+    /**
+     * The cap's bound: holders that keep their servers (a long linger) leave the others none; a holder that
+     * cannot get one waits PgBouncer's query_wait_timeout (20 s here) and fails its owner's call with 53300 and
+     * what to raise. No deadlock, no lock lost, exclusion kept: the replicas that got servers do every job.
+     */
+    @Test
+    void aHolderThatCannotGetAServerFailsItsCallClearlyWithinTheBound() throws Exception {
+        // the replicas that got a server hold their locks (a barrier no more than 4 can reach; it gives up after
+        // 30 s), so the others find every server taken for longer than the pooler's 20 s bound
+        Outcome o = fleet(6, bed.cappedHolderUrl(), 998_000L, 1, java.nio.file.Files.createTempDirectory(
+                "lh-fleet-barrier"), 6, "lockhygiene.holderLinger=60s");
+        System.out.println("[fleet] capped, long linger: 6 processes, holders on a 4-server session entry: " + o);
+        assertTrue(o.errors() > 0, "some replica found no server: " + o);
+        assertTrue(String.valueOf(o.firstError()).contains("pool_size")
+                && String.valueOf(o.firstError()).contains("holderLinger"), "the error names what to raise: " + o);
+        assertEquals(0, o.failedUnlocks(), o.toString());
+        assertEquals(0, o.left(), o.toString());
+        assertTrue(o.millis() < 120_000, "within the bound: " + o);
     }
 
     @Test
