@@ -17,12 +17,26 @@ public final class Outcome {
     private final ShapeText.Query query;
     private final SQLWarning warnings;
     private final Runnable finish;
+    private final long statementTimeoutLeftMillis;
 
     Outcome(LocalRows rows, ShapeText.Query query, SQLWarning warnings, Runnable finish) {
+        this(rows, query, warnings, finish, 0);
+    }
+
+    Outcome(LocalRows rows, ShapeText.Query query, SQLWarning warnings, Runnable finish, long statementTimeoutLeftMillis) {
         this.rows = rows;
         this.query = query;
         this.warnings = warnings;
         this.finish = finish;
+        this.statementTimeoutLeftMillis = statementTimeoutLeftMillis;
+    }
+
+    /**
+     * What is left of the session's statement_timeout for the server's part of a statement that waited here (its
+     * {@link #query}); 0 when it did not wait or has no statement_timeout: the server's own bound applies then.
+     */
+    public long statementTimeoutLeftMillis() {
+        return statementTimeoutLeftMillis;
     }
 
     /** The answer, made here; null when the server computes it ({@link #query}). */

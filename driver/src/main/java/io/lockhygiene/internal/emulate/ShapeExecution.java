@@ -93,7 +93,8 @@ final class ShapeExecution {
             row = ShapeEvaluator.evaluate(shape, c -> decide(c, keys[c.index()]));
         }
         if (!shape.answeredLocally()) {
-            return new Outcome(null, ShapeText.answerQuery(shape, row), warnings, this::endStatement);
+            return new Outcome(null, ShapeText.answerQuery(shape, row), warnings, this::endStatement,
+                    limits.statementTimeoutLeftMillis());
         }
         List<LockShape.Item> items = shape.items();
         String[] labels = new String[items.size()];

@@ -177,6 +177,10 @@ public final class PlanRun {
             } else {
                 target = face.answer(outcome.query(), binds);
                 sql = outcome.query().sql();
+                long left = outcome.statementTimeoutLeftMillis();
+                if (left > 0) {
+                    return Executed.resultsOn(runTheRest(call, target, sql, left), target, outcome);
+                }
             }
             return Executed.resultsOn(call.run(target, sql), target, outcome);
         } catch (SQLException | RuntimeException appFailure) {
@@ -185,6 +189,32 @@ public final class PlanRun {
         } finally {
             outcome.finish();
             ends.afterExecution(where.status());
+        }
+    }
+
+    /**
+     * The server's part of a statement that waited in the lock table, within what is left of the session's
+     * statement_timeout (the whole statement's bound, as on PostgreSQL): a pgjdbc timeout in milliseconds on our
+     * statement (the application's own query timeout stays, when it is shorter), and when it is that bound that
+     * ends it, PostgreSQL's words for it.
+     */
+    private static <R> R runTheRest(Call<R> call, Statement target, String sql, long leftMillis) throws SQLException {
+        int own = target.getQueryTimeout();
+        boolean ours = own == 0 || leftMillis < own * 1000L;
+        if (ours) {
+            Pgjdbc.setQueryTimeoutMillis(target, leftMillis);
+        }
+        try {
+            return call.run(target, sql);
+        } catch (SQLException e) {
+            if (ours && "57014".equals(e.getSQLState())) {
+                throw new SQLException(EmulateMessages.STATEMENT_TIMEOUT, "57014", e);
+            }
+            throw e;
+        } finally {
+            if (ours) {
+                Pgjdbc.setQueryTimeoutMillis(target, own * 1000L); // a statement of ours may serve again
+            }
         }
     }
 

@@ -261,8 +261,11 @@ public final class EmulatedWait {
             return ours != 0 && nearer(sessionLockDeadline(), ours) == ours;
         }
 
-        /** The statement_timeout left, in milliseconds, for a server's statement_timeout (0: none; at least 1). */
-        long statementTimeoutLeftMillis() {
+        /**
+         * The statement_timeout left, in milliseconds, for a server's statement_timeout (0: none, or no wait asked
+         * for it; at least 1): what the rest of a statement that waited may run.
+         */
+        public long statementTimeoutLeftMillis() {
             long d = statementDeadline();
             return d == 0 ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(d - System.nanoTime()));
         }

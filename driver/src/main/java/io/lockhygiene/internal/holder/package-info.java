@@ -11,5 +11,15 @@
  * holder's main session is opened by {@code MainLink.open} before its turn is taken, one opener at a time with
  * the others waiting on its future; waiting sessions by {@code WaitingSessions.borrow} outside their lists;
  * placements ({@code EndpointResolver}) under no lock at all.
+ *
+ * <h2>Life cycle of a holder's sessions</h2>
+ * Closed until a key needs the server: the first lock opens a main session (a connect and its checks, its
+ * seal), a wait for another process a waiting session. While anything is held or waited for they stay, watched.
+ * Once nothing is held and nothing waited for, they linger ({@code lockhygiene.holderLinger}, from the last
+ * lock or release), then {@code HolderLife.closeIdle} closes the main sessions (taking every main session's
+ * turn without waiting, so one in use is never closed) and the idle waiting sessions, and the watchdog stops
+ * watching the holder. A request that meets the close waits for its turn and finds the session closed by the
+ * holder: it decides again and opens a fresh one (no loss is told: nothing was held). The same close runs when
+ * the last connection using the holder goes; a loss closes everything too, and tells every owner that held.
  */
 package io.lockhygiene.internal.holder;

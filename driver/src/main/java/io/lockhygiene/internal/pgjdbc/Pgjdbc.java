@@ -52,6 +52,28 @@ public final class Pgjdbc {
         };
     }
 
+    private static final ClassValue<Method> SET_QUERY_TIMEOUT_MS = new ClassValue<Method>() {
+        @Override
+        protected Method computeValue(Class<?> type) {
+            try {
+                Method m = type.getMethod("setQueryTimeoutMs", long.class);
+                m.setAccessible(true);
+                return m;
+            } catch (NoSuchMethodException | RuntimeException e) {
+                throw new IllegalStateException("pgjdbc " + type.getName() + " has no setQueryTimeoutMs(long)", e);
+            }
+        }
+    };
+
+    /**
+     * pgjdbc's query timeout in milliseconds (PgStatement.setQueryTimeoutMs; JDBC's own takes whole seconds): the
+     * statement is cancelled, 57014, when it runs longer.
+     */
+    public static void setQueryTimeoutMillis(Statement s, long millis) throws SQLException {
+        Object base = unwrapStatement(s);
+        invoke(SET_QUERY_TIMEOUT_MS.get(base.getClass()), base, millis);
+    }
+
     private static final ClassValue<Method> EXECUTE_WITH_FLAGS = new ClassValue<Method>() {
         @Override
         protected Method computeValue(Class<?> type) {

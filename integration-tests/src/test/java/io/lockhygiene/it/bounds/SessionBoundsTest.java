@@ -10,13 +10,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
+import io.lockhygiene.it.bed.Eventually;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Issue 43: the bounds a session sets on its waits (lock_timeout, statement_timeout, however set) end an emulated
@@ -153,22 +153,18 @@ class SessionBoundsTest {
         return nl < 0 ? m : m.substring(0, nl);
     }
 
-    @ParameterizedTest
-    @EnumSource(Case.class)
-    void throughTheSystemsPgBouncerAsOnPostgres(Case c) throws Exception {
-        long key = 943_000 + c.ordinal();
-        Outcome reference = run(plain(Route.DIRECT), c, key);
-        Outcome ours = run(emulate(Route.TRANSACTION_POOL), c, key);
-        assertAsPostgres(c, reference, ours);
-        assertEquals(List.of(), bed.admin().holdersOf(key), "nothing left held");
+    static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> casesThroughBothPoolers() {
+        return java.util.stream.Stream.of(Route.TRANSACTION_POOL, Route.PREPARED_TRANSACTION_POOL)
+                .flatMap(route -> java.util.Arrays.stream(Case.values())
+                        .map(c -> org.junit.jupiter.params.provider.Arguments.of(route, c)));
     }
 
-    @ParameterizedTest
-    @EnumSource(Case.class)
-    void throughACurrentPgBouncerAsOnPostgres(Case c) throws Exception {
-        long key = 943_100 + c.ordinal();
+    @ParameterizedTest(name = "{0} {1}")
+    @org.junit.jupiter.params.provider.MethodSource("casesThroughBothPoolers")
+    void throughEitherPgBouncerAsOnPostgres(Route route, Case c) throws Exception {
+        long key = 943_000 + (route == Route.TRANSACTION_POOL ? 0 : 100) + c.ordinal();
         Outcome reference = run(plain(Route.DIRECT), c, key);
-        Outcome ours = run(emulate(Route.PREPARED_TRANSACTION_POOL), c, key);
+        Outcome ours = run(emulate(route), c, key);
         assertAsPostgres(c, reference, ours);
         assertEquals(List.of(), bed.admin().holdersOf(key), "nothing left held");
     }
@@ -228,6 +224,62 @@ class SessionBoundsTest {
         Outcome ours = run(emulate(Route.DIRECT, "lockhygiene.poolMode=transaction", "options=-c%20lock_timeout%3D300ms"),
                 c, 943_312);
         assertAsPostgres(c, reference, ours);
+    }
+
+    /**
+     * statement_timeout bounds the whole statement: one that waits for its lock and then runs on the server gets
+     * only the rest. The other session lets go 300 ms after the wait shows in pg_locks; the statement sleeps 500 ms
+     * after its lock, under a 600 ms statement_timeout: PostgreSQL cancels it at about 600 ms (57014), and its
+     * session lock stays held, as a session lock does when its statement fails.
+     */
+    @Test
+    void aStatementThatWaitsThenRunsGetsTheRestOfItsStatementTimeout() throws Exception {
+        String reference = waitsThenRuns(plain(Route.DIRECT), 943_501);
+        assertTrue(reference.startsWith("57014"), reference);
+        String ours = waitsThenRuns(emulate(Route.TRANSACTION_POOL), 943_502);
+        assertEquals(reference.substring(0, reference.indexOf('@')), ours.substring(0, ours.indexOf('@')),
+                "PostgreSQL " + reference + "; emulate " + ours);
+        long refMillis = Long.parseLong(reference.substring(reference.indexOf('@') + 1));
+        long ourMillis = Long.parseLong(ours.substring(ours.indexOf('@') + 1));
+        assertTrue(Math.abs(ourMillis - refMillis) < 250, "PostgreSQL " + reference + "; emulate " + ours);
+    }
+
+    /** "state words | unlock true|false @millis" of the waiting, then running, statement. */
+    private String waitsThenRuns(Supplier<Connection> connect, long key) throws Exception {
+        try (Connection other = bed.connect(Route.DIRECT); Statement o = other.createStatement();
+             Connection app = connect.get(); Statement s = app.createStatement()) {
+            o.execute("SELECT pg_advisory_lock(" + key + ")");
+            s.execute("SET statement_timeout = '600ms'");
+            Thread releaser = new Thread(() -> {
+                try {
+                    Eventually.until("the wait shows in pg_locks", java.time.Duration.ofSeconds(10),
+                            () -> !bed.admin().waitersFor(key).isEmpty());
+                    Thread.sleep(300); // the other session keeps the key 300 ms into the wait: the scenario
+                    o.execute("SELECT pg_advisory_unlock(" + key + ")");
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            releaser.start();
+            long t0 = System.nanoTime();
+            String got;
+            try {
+                s.execute("SELECT pg_advisory_lock(" + key + "), pg_sleep(0.5)");
+                got = "ok";
+            } catch (SQLException e) {
+                got = e.getSQLState() + " " + wordsOf(e.getMessage());
+            }
+            long millis = (System.nanoTime() - t0) / 1_000_000;
+            releaser.join(10_000);
+            s.execute("RESET statement_timeout");
+            boolean unlocked;
+            try (java.sql.ResultSet rs = s.executeQuery("SELECT pg_advisory_unlock(" + key + ")")) {
+                rs.next();
+                unlocked = rs.getBoolean(1);
+            }
+            s.execute("SELECT pg_advisory_unlock_all()");
+            return got + " | unlock " + unlocked + " @" + millis;
+        }
     }
 
     private static String sep(String url) {
