@@ -292,10 +292,13 @@ public final class EndpointResolver {
             throws SQLException {
         String shown = Urls.redact(url);
         Properties props = ServerProbes.holderProperties(credentialsFor(url, route), false);
+        Properties probeProps = new Properties();
+        probeProps.putAll(props);
+        probeProps.setProperty("ApplicationName", ServerProbes.PROBE_APPLICATION_NAME);
         HolderRoute.UrlOpener opener = route.urlOpener();
         Connection first;
         try {
-            first = opener.open(url, props);
+            first = opener.open(url, probeProps);
         } catch (SQLException e) {
             if (HolderEndpoint.poolFull(e)) {
                 throw new SQLException(EmulateMessages.holderPoolFull(shown, e.getMessage()), "53300", e);
@@ -312,7 +315,7 @@ public final class EndpointResolver {
                         appSide.identity()), "HY024");
             }
             boolean pooler = Pgjdbc.backendPid(first) != holderSide.pid;
-            if (pooler && ServerProbes.transactionPooling(opener, url, props, first)) {
+            if (pooler && ServerProbes.transactionPooling(opener, url, probeProps, first)) {
                 throw new SQLException(EmulateMessages.holderUrlTransactionPooler(shown), "HY024");
             }
             return HolderEndpoint.of(pooler ? HolderEndpoint.Kind.SESSION_POOLER : HolderEndpoint.Kind.DIRECT, shown,

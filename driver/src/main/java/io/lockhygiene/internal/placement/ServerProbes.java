@@ -20,6 +20,8 @@ final class ServerProbes {
     /** Seconds a probe of the server's own address may take before auto settles for the pooler. */
     static final int PROBE_TIMEOUT_SECONDS = 5;
     static final String APPLICATION_NAME = "lockhygiene lock holder";
+    /** The short connections that check where a holder may connect: told apart from the holder's own sessions. */
+    static final String PROBE_APPLICATION_NAME = APPLICATION_NAME + " (probe)";
     /** Seconds the probe waits for its second connection before it lets the first go and tries again. */
     static final int SECOND_CONNECTION_SECONDS = 2;
 
@@ -113,7 +115,7 @@ final class ServerProbes {
         if (credentials != null) {
             p.putAll(credentials);
         }
-        p.setProperty("ApplicationName", APPLICATION_NAME);
+        p.setProperty("ApplicationName", probe ? PROBE_APPLICATION_NAME : APPLICATION_NAME);
         if (probe) {
             p.setProperty("connectTimeout", Integer.toString(PROBE_TIMEOUT_SECONDS));
             p.setProperty("loginTimeout", Integer.toString(PROBE_TIMEOUT_SECONDS));
