@@ -245,7 +245,13 @@ final class HolderLife {
                             }
                         }
                     } catch (SQLException | RuntimeException e) {
-                        lost(e, new ArrayList<>(0), null); // pgjdbc may have closed it already (a terminated backend)
+                        if (table.backendHolds(main)) {
+                            lost(e, new ArrayList<>(0), null); // pgjdbc may have closed it already (a terminated backend)
+                        } else {
+                            // one of several main sessions that holds nothing broke (its backend was ended while
+                            // the others hold locks taken since): nothing is lost on it, as MainSession.send has it
+                            main.close();
+                        }
                     } finally {
                         main.io.unlock();
                         publishPending();

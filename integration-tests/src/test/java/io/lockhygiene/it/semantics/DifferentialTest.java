@@ -68,11 +68,6 @@ class DifferentialTest {
         return 1;
     }
 
-    /** Seeds this variant fails for a known, open reason (skipped, with the reason, so the run says so). */
-    java.util.Set<Long> knownFailures() {
-        return java.util.Set.of();
-    }
-
     /** emulate's lockhygiene.holderLinger, or null for the default. */
     String holderLinger() {
         return null;
@@ -124,8 +119,6 @@ class DifferentialTest {
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
     void emulateAnswersAsPostgreSqlDoes(long seed) throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeFalse(knownFailures().contains(seed),
-                "seed " + seed + " is a known failure of this variant: " + knownFailures());
         Map<String, Object> g = generated(seed);
         List<String> reference = (List<String>) g.get("reference");
         boolean sampleEveryEnd = (seed & 1) == 1; // odd seeds: every transaction end sampled for the leak check

@@ -9,17 +9,6 @@ class ShardedHolderDifferentialTest extends FreshHolderDifferentialTest {
 
 
 
-    /**
-     * 20261220 (with this round's grammar): after the holder's sessions were ended, one connection's session lock
-     * is gone when the other's autocommit transaction-level lock on another key ends, in about 2 runs of 5. It
-     * fails the same way with the previous round's driver (d850f28) and this grammar, so it is older than the
-     * grammar that found it; open, replay with -Ddiff.seed=20261220 -Dtest=ShardedHolderDifferentialTest.
-     */
-    @Override
-    java.util.Set<Long> knownFailures() {
-        return java.util.Set.of(20261220L);
-    }
-
     @Override
     int holderSessions() {
         return 3;
