@@ -76,47 +76,31 @@ public final class Emulation {
      */
     public Emulation(Connection raw, Settings settings, String id, LeakReporter reporter, HolderRoute route,
                      boolean on) throws SQLException {
+        this(raw, settings, id, reporter, on && route != null ? EndpointResolver.resolve(route, settings, raw) : null,
+                route != null && route.threadOwners(), null);
+    }
+
+    /**
+     * The one way its fields are set: off when {@code holder} is null; with {@code raw}, the session's bounds
+     * are read on it, else by {@code sessionBounds} (a front end without a JDBC connection).
+     */
+    private Emulation(Connection raw, Settings settings, String id, LeakReporter reporter, Holder holder,
+                      boolean threadOwners, SessionBounds.Source sessionBounds) {
         this.raw = raw;
         this.settings = settings;
         this.id = id;
         this.reporter = reporter;
-        if (on && route != null) {
-            this.holder = EndpointResolver.resolve(route, settings, raw);
-            this.table = holder.table();
-            this.threadOwners = route.threadOwners();
-            this.connectionOwner = threadOwners ? null : LockOwner.ofConnection(id, reporter);
-            this.tableTransaction = new TableTransaction();
-            this.context = new ExecutionContext(holder, raw, reporter, settings, tableTransaction);
-            this.sessionBounds = this::readSessionBounds;
-            if (connectionOwner != null) {
-                holder.userOpened();
-            }
-        } else {
-            this.sessionBounds = null;
-            this.holder = null;
-            this.table = null;
-            this.threadOwners = false;
-            this.connectionOwner = null;
-            this.tableTransaction = null;
-            this.context = null;
-        }
-    }
-
-    /** An owner without a JDBC connection of its own (R2DBC): the connection owns its locks; always on. */
-    private Emulation(Holder holder, Settings settings, String id, LeakReporter reporter,
-                      SessionBounds.Source sessionBounds) {
-        this.raw = null;
-        this.sessionBounds = sessionBounds;
-        this.settings = settings;
-        this.id = id;
-        this.reporter = reporter;
         this.holder = holder;
-        this.table = holder.table();
-        this.threadOwners = false;
-        this.connectionOwner = LockOwner.ofConnection(id, reporter);
-        this.tableTransaction = new TableTransaction();
-        this.context = new ExecutionContext(holder, null, reporter, settings, tableTransaction);
-        holder.userOpened();
+        boolean on = holder != null;
+        this.table = on ? holder.table() : null;
+        this.threadOwners = on && threadOwners;
+        this.connectionOwner = on && !this.threadOwners ? LockOwner.ofConnection(id, reporter) : null;
+        this.tableTransaction = on ? new TableTransaction() : null;
+        this.context = on ? new ExecutionContext(holder, raw, reporter, settings, tableTransaction) : null;
+        this.sessionBounds = !on ? null : raw != null ? this::readSessionBounds : sessionBounds;
+        if (connectionOwner != null) {
+            holder.userOpened();
+        }
     }
 
     /**
@@ -127,7 +111,7 @@ public final class Emulation {
      */
     public static Emulation withoutConnection(Holder holder, Settings settings, String id, LeakReporter reporter,
                                               SessionBounds.Source sessionBounds) {
-        return new Emulation(holder, settings, id, reporter, sessionBounds);
+        return new Emulation(null, settings, id, reporter, holder, false, sessionBounds);
     }
 
     /**
@@ -472,11 +456,6 @@ public final class Emulation {
 
     /** Application abort: as a close. */
     public void onAbort() {
-        letGo(true);
-    }
-
-    /** The connection closed for good (a front end without pool returns): {@code letGo(true)}. */
-    public void letGo() {
         letGo(true);
     }
 

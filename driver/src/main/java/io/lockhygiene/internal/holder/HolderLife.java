@@ -262,7 +262,7 @@ final class HolderLife {
                 waits.peekIdle(this);
                 publishPending();
             }
-            if (holds || (waits != null && waits.anyWaiting()) || table.anyoneHolds()) {
+            if (!idle()) {
                 return true;
             }
             // nothing held, nothing waited for: the sessions linger, then close; watched until they are closed
@@ -299,6 +299,11 @@ final class HolderLife {
         closeIdle();
     }
 
+    /** Nothing held (in the table or on the server) and nothing waited for in PostgreSQL's queue. */
+    private boolean idle() {
+        return table.serverHoldsNothing() && !table.anyoneHolds() && (waits == null || !waits.anyWaiting());
+    }
+
     private boolean anySessionOpen() {
         for (MainLink main : mains) {
             if (main.isOpen()) {
@@ -319,7 +324,7 @@ final class HolderLife {
      * @return true when everything was closed
      */
     boolean closeIdle() {
-        if (!table.serverHoldsNothing() || table.anyoneHolds() || (waits != null && waits.anyWaiting())) {
+        if (!idle()) {
             return false;
         }
         int taken = 0;
@@ -330,8 +335,8 @@ final class HolderLife {
                 }
                 taken++;
             }
-            if (!table.serverHoldsNothing() || table.anyoneHolds() || (waits != null && waits.anyWaiting())) {
-                return false;
+            if (!idle()) {
+                return false; // looked at again under every main session's turn
             }
             for (MainLink main : mains) {
                 main.close();

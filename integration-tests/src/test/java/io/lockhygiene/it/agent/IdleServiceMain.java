@@ -1,10 +1,11 @@
 package io.lockhygiene.it.agent;
 
+import static io.lockhygiene.it.bed.Sql.bool;
+
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.Statement;
 
 import com.zaxxer.hikari.HikariConfig;
@@ -42,12 +43,6 @@ public final class IdleServiceMain {
         return jobs;
     }
 
-    private static boolean bool(Statement s, String sql) throws Exception {
-        try (ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getBoolean(1);
-        }
-    }
 
     private IdleServiceMain() {
     }

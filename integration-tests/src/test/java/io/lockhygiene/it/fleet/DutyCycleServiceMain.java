@@ -1,7 +1,8 @@
 package io.lockhygiene.it.fleet;
 
+import static io.lockhygiene.it.bed.Sql.bool;
+
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.Statement;
 
 import com.zaxxer.hikari.HikariConfig;
@@ -55,12 +56,6 @@ public final class DutyCycleServiceMain {
         System.out.println("DONE " + jobs + " " + locked + " " + errors);
     }
 
-    private static boolean bool(Statement s, String sql) throws Exception {
-        try (ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getBoolean(1);
-        }
-    }
 
     private DutyCycleServiceMain() {
     }

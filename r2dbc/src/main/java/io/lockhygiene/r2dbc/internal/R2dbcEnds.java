@@ -195,7 +195,7 @@ final class R2dbcEnds {
                             return Mono.empty();
                         });
             }
-            Mono<Void> letGo = guard.emulation == null ? Mono.empty() : Blocking.run(guard.emulation::letGo);
+            Mono<Void> letGo = guard.emulation == null ? Mono.empty() : Blocking.run(() -> guard.emulation.letGo(true));
             return check.then(letGo).then(Mono.from(guard.proxy.close())).doFinally(s -> guard.closed());
         });
     }
