@@ -208,4 +208,31 @@ public final class BedAdmin {
             }
         }
     }
+
+    /**
+     * Puts every server of a transaction pool back to the role's settings: a session-level SET sent through a
+     * transaction pooler in autocommit stays on whichever server ran it (the hazard the README describes), and a
+     * test that does so must not leave it to the next. Holds one transaction per pool server at once (so each gets
+     * its own server), RESET ALL in each, then commits them.
+     */
+    public void resetTransactionPoolServers(Route route) throws SQLException {
+        List<Connection> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < PgBouncerConfig.TRANSACTION_POOL_SIZE; i++) {
+                Connection c = bed.connect(route);
+                held.add(c);
+                c.setAutoCommit(false);
+                try (java.sql.Statement s = c.createStatement()) {
+                    s.execute("RESET ALL");
+                }
+            }
+            for (Connection c : held) {
+                c.commit();
+            }
+        } finally {
+            for (Connection c : held) {
+                c.close();
+            }
+        }
+    }
 }

@@ -23,6 +23,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class AgentSessionBoundsTest {
     private final TestBed bed = TestBed.shared();
 
+    /** The SETs these tests send through the poolers in autocommit stay on pooled servers: put them back. */
+    @org.junit.jupiter.api.AfterEach
+    void resetPooledServers() throws Exception {
+        bed.admin().resetTransactionPoolServers(Route.TRANSACTION_POOL);
+        bed.admin().resetTransactionPoolServers(Route.PREPARED_TRANSACTION_POOL);
+    }
+
     private AgentRuns.Run service(String agentOptions, Route route, long key, String setup) throws Exception {
         List<String> cmd = command(java(), AGENT, agentOptions);
         cmd.addAll(List.of("-cp", serviceClassPath(false), BoundedLockMain.class.getName(), bed.url(route),

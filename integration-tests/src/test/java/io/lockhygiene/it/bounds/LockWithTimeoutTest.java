@@ -38,6 +38,13 @@ class LockWithTimeoutTest {
 
     private final TestBed bed = TestBed.shared();
 
+    /** The SETs these tests send through the poolers in autocommit stay on pooled servers: put them back. */
+    @org.junit.jupiter.api.AfterEach
+    void resetPooledServers() throws Exception {
+        bed.admin().resetTransactionPoolServers(Route.TRANSACTION_POOL);
+        bed.admin().resetTransactionPoolServers(Route.PREPARED_TRANSACTION_POOL);
+    }
+
     record Outcome(int jobs, int timeouts, int overlaps, int failedUnlocks, long longestTimeoutMillis,
                    List<String> otherErrors, int workersDone, List<Integer> left) {
     }

@@ -28,6 +28,13 @@ import org.junit.jupiter.params.ParameterizedTest;
 class SessionBoundsTest {
     private final TestBed bed = TestBed.shared();
 
+    /** The SETs these tests send through the poolers in autocommit stay on pooled servers: put them back. */
+    @org.junit.jupiter.api.AfterEach
+    void resetPooledServers() throws Exception {
+        bed.admin().resetTransactionPoolServers(Route.TRANSACTION_POOL);
+        bed.admin().resetTransactionPoolServers(Route.PREPARED_TRANSACTION_POOL);
+    }
+
     /** What one case did: the SQLState (null: granted), the message, how long the lock call took, and after. */
     record Outcome(String state, String message, long millis, String after) {
         @Override

@@ -33,6 +33,13 @@ import org.junit.jupiter.params.provider.EnumSource;
 class R2dbcSessionBoundsTest {
     private final TestBed bed = TestBed.shared();
 
+    /** The SETs these tests send through the poolers in autocommit stay on pooled servers: put them back. */
+    @org.junit.jupiter.api.AfterEach
+    void resetPooledServers() throws Exception {
+        bed.admin().resetTransactionPoolServers(Route.TRANSACTION_POOL);
+        bed.admin().resetTransactionPoolServers(Route.PREPARED_TRANSACTION_POOL);
+    }
+
     /** What the waiting call got: its SQLState and how long it took, and what the next statement got. */
     private String attempt(ConnectionFactory cf, long key, boolean inTransaction, String setup) throws Exception {
         try (Connection other = bed.connect(Route.DIRECT); Statement o = other.createStatement()) {
