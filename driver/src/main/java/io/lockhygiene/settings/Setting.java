@@ -4,8 +4,12 @@ import java.util.Locale;
 
 /** Every configuration key LockHygiene knows, with its default and allowed values. */
 public enum Setting {
-    MODE("lockhygiene.mode", "detect", "detect|rewrite|strict|emulate|off",
-            "What to do with session-level advisory lock calls under transaction pooling"),
+    MODE("lockhygiene.mode", "emulate", "emulate|detect|rewrite|strict|off",
+            "What to do with session-level advisory lock calls under transaction pooling: emulate keeps"
+                    + " PostgreSQL's session-lock semantics (the process's lock holder holds them), detect only"
+                    + " reports them (and releases a leaked one when its transaction ends), rewrite turns calls inside"
+                    + " transactions into their transaction-level forms, strict refuses them, off does nothing. Direct"
+                    + " connections and session pooling are the same in every mode"),
     POOL_MODE("lockhygiene.poolMode", "auto", "auto|transaction|session",
             "How the server is reached; auto treats any pooler as transaction pooling"),
     LEAK_CHECK("lockhygiene.leakCheck", "tracked", "tracked|always|never",

@@ -96,10 +96,12 @@ public final class Settings {
         }
     }
 
-    /** Every setting at its default: {@code mode=detect}, as {@code jdbc:lockhygiene:} with nothing set. */
+    /** Every setting at its default: {@code mode=emulate}, as {@code jdbc:lockhygiene:} with nothing set. */
     public static final Settings DEFAULTS = builder().build();
 
     private final Mode mode;
+    /** Where the mode was chosen (a URL, a system property, code), or null when it is the default. */
+    private final String modeSource;
     private final PoolMode poolMode;
     private final LeakCheck leakCheck;
     private final LogSql logSql;
@@ -112,6 +114,7 @@ public final class Settings {
 
     private Settings(Builder b) {
         this.mode = b.mode;
+        this.modeSource = b.modeSource;
         this.poolMode = b.poolMode;
         this.leakCheck = b.leakCheck;
         this.logSql = b.logSql;
@@ -132,6 +135,7 @@ public final class Settings {
     public Builder toBuilder() {
         Builder b = new Builder();
         b.mode = mode;
+        b.modeSource = modeSource;
         b.poolMode = poolMode;
         b.leakCheck = leakCheck;
         b.logSql = logSql;
@@ -146,7 +150,8 @@ public final class Settings {
 
     /** Builds {@link Settings}; every value starts at its default. Not thread-safe. */
     public static final class Builder {
-        private Mode mode = Mode.DETECT;
+        private Mode mode = Mode.EMULATE;
+        private String modeSource;
         private PoolMode poolMode = PoolMode.AUTO;
         private LeakCheck leakCheck = LeakCheck.TRACKED;
         private LogSql logSql = LogSql.TRUNCATE;
@@ -160,8 +165,19 @@ public final class Settings {
         private Builder() {
         }
 
+        /** The mode, chosen in code (so a holder that cannot get a session of its own is used anyway: see README). */
         public Builder mode(Mode value) {
+            return mode(value, "code");
+        }
+
+        /**
+         * The mode and where it was chosen, for the start-up line ({@code "the connection URL or Properties"},
+         * {@code "system property lockhygiene.mode"}); a chosen mode is kept as chosen, while the default
+         * (never set) may step back where it would do harm (see {@link #modeIsDefault()}).
+         */
+        public Builder mode(Mode value, String source) {
             mode = java.util.Objects.requireNonNull(value, "mode");
+            modeSource = java.util.Objects.requireNonNull(source, "source");
             return this;
         }
 
@@ -272,6 +288,20 @@ public final class Settings {
 
     public Mode mode() {
         return mode;
+    }
+
+    /**
+     * True when nobody chose the mode: {@code emulate} by default, which steps back to plain pgjdbc's
+     * behaviour (reported) where the process's lock holder could get no session of its own (README: "choose
+     * a mode").
+     */
+    public boolean modeIsDefault() {
+        return modeSource == null;
+    }
+
+    /** Where the mode was chosen, or {@code "the default"}. */
+    public String modeSource() {
+        return modeSource == null ? "the default" : modeSource;
     }
 
     public PoolMode poolMode() {

@@ -50,13 +50,37 @@ class SettingsTest {
     }
 
     @Test
+    void emulateIsTheDefaultAndTheStartUpLineSaysWhyAndHowToRestoreTheOldOne() {
+        Settings none = SettingsReader.read(Map.of(), new Properties(), k -> null);
+        assertEquals(Settings.Mode.EMULATE, none.mode());
+        assertTrue(none.modeIsDefault());
+        assertEquals("emulate", Setting.MODE.defaultValue());
+        String line = io.lockhygiene.internal.settings.ModeLine.line(none, "JDBC");
+        assertTrue(line.contains("lockhygiene.mode=emulate (the default)") && line.contains("lockhygiene.mode=detect restores"), line);
+
+        Settings url = SettingsReader.read(Map.of("lockhygiene.mode", "detect"), new Properties(), k -> null);
+        assertFalse(url.modeIsDefault());
+        assertEquals("the connection URL or Properties", url.modeSource());
+        line = io.lockhygiene.internal.settings.ModeLine.line(url, "JDBC");
+        assertTrue(line.contains("lockhygiene.mode=detect (the connection URL or Properties)")
+                && line.contains("is released") && !line.contains("restores"), line);
+
+        Settings env = SettingsReader.read(Map.of(), new Properties(), k -> k.equals("LOCKHYGIENE_MODE") ? "emulate" : null);
+        assertFalse(env.modeIsDefault(), "emulate chosen by name is kept as chosen");
+        assertEquals("environment variable LOCKHYGIENE_MODE", env.modeSource());
+        assertFalse(Settings.builder().mode(Settings.Mode.EMULATE).build().modeIsDefault());
+        assertTrue(Settings.DEFAULTS.modeIsDefault());
+        assertTrue(Settings.DEFAULTS.toBuilder().leakCheck(Settings.LeakCheck.ALWAYS).build().modeIsDefault());
+    }
+
+    @Test
     void unknownKeysAndBadValuesFailClearly() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> SettingsReader.read(Map.of("lockhygiene.mdoe", "x"), new Properties(), k -> null));
         assertTrue(e.getMessage().contains("lockhygiene.mdoe") && e.getMessage().contains("lockhygiene.mode"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
                 () -> SettingsReader.read(Map.of("lockhygiene.mode", "loud"), new Properties(), k -> null));
-        assertTrue(e.getMessage().contains("'loud'") && e.getMessage().contains("detect, rewrite, strict, emulate, off"), e.getMessage());
+        assertTrue(e.getMessage().contains("'loud'") && e.getMessage().contains("emulate, detect, rewrite, strict, off"), e.getMessage());
         Properties system = new Properties();
         system.setProperty("lockhygiene.bogus", "1");
         assertThrows(IllegalArgumentException.class, () -> SettingsReader.read(Map.of(), system, k -> null));

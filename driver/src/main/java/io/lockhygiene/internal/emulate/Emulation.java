@@ -33,7 +33,7 @@ import io.lockhygiene.internal.shape.BindView;
  * of its locks and the fence of its commits. Every statement's calls go through {@link #execute}, whatever
  * their shape.
  *
- * <p>A JDBC connection ({@link #Emulation(Connection, Settings, String, LeakReporter, HolderRoute, boolean)})
+ * <p>A JDBC connection ({@link #Emulation(Connection, Settings, String, LeakReporter, Holder, boolean)})
  * gives it the application's own connection, where the server computes what the JVM cannot (expression keys,
  * keys from rows, validation) and where a lost lock rolls the transaction back. An owner without one (an R2DBC
  * connection, {@link #withoutConnection}) gets the shapes the JVM decides alone ({@link #whyNot}); its caller
@@ -70,14 +70,13 @@ public final class Emulation {
     private boolean closed;
 
     /**
-     * @param route where the application's connection came from; null when emulate cannot place a holder
-     *              (then the connection behaves as detect)
-     * @throws SQLException when {@code lockhygiene.holderUrl} names an endpoint that cannot be used
+     * @param holder the holder placed for the connection's route ({@link EndpointResolver#resolve}); null when
+     *               emulate is off or cannot place one (then the connection behaves as detect)
+     * @param threadOwners locks belong to threads, across a pool's borrows ({@link HolderRoute#threadOwners})
      */
-    public Emulation(Connection raw, Settings settings, String id, LeakReporter reporter, HolderRoute route,
-                     boolean on) throws SQLException {
-        this(raw, settings, id, reporter, on && route != null ? EndpointResolver.resolve(route, settings, raw) : null,
-                route != null && route.threadOwners(), null);
+    public Emulation(Connection raw, Settings settings, String id, LeakReporter reporter, Holder holder,
+                     boolean threadOwners) {
+        this(raw, settings, id, reporter, holder, threadOwners, null);
     }
 
     /**

@@ -17,7 +17,10 @@ import io.lockhygiene.internal.leak.RecentCalls.RecentStatements;
 import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
+import io.lockhygiene.internal.holder.Holder;
+import io.lockhygiene.internal.placement.EndpointResolver;
 import io.lockhygiene.internal.placement.HolderRoute;
+import io.lockhygiene.internal.settings.ModeLine;
 import io.lockhygiene.internal.policy.LeakCheckSample;
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
@@ -81,14 +84,18 @@ public final class ConnectionGuard {
      *              behaves as detect)
      * @throws SQLException when emulate's {@code lockhygiene.holderUrl} cannot be used
      */
-    public ConnectionGuard(Connection raw, Settings settings, HolderRoute route) throws SQLException {
+    public ConnectionGuard(Connection raw, Settings asked, HolderRoute route) throws SQLException {
+        Holder holder = LockPolicy.emulates(asked) && route != null ? EndpointResolver.resolve(route, asked, raw) : null;
+        Settings settings = EndpointResolver.forConnection(asked, holder);
+        ModeLine.sayOnce(settings, "JDBC");
         this.raw = raw;
         this.settings = settings;
         this.id = "lh-" + IDS.incrementAndGet();
         this.off = LockPolicy.off(settings);
         this.alwaysCheck = LockPolicy.checksEveryTransaction(settings);
         LeakReporter reporter = new LeakReporter(id, settings);
-        this.emulation = new Emulation(raw, settings, id, reporter, route, LockPolicy.emulates(settings));
+        this.emulation = new Emulation(raw, settings, id, reporter, LockPolicy.emulates(settings) ? holder : null,
+                route != null && route.threadOwners());
         this.pooler = new PoolerDetection(raw, settings, id, emulation.threadOwners());
         this.ends = new TransactionEnds(raw, settings, id, reporter, calls, emulation, pooler, recent);
         this.runs = new PlanRun(this, raw, settings, id, reporter, calls, ends, emulation);

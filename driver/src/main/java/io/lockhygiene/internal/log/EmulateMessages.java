@@ -129,6 +129,18 @@ public final class EmulateMessages {
                 + " per process); lockhygiene.holderUrl=pooler silences this.";
     }
 
+    /** WARN: the default mode's holder could get no session of its own, so the default steps back. */
+    public static String defaultStepsBack(Object endpoint, String tried) {
+        return "LockHygiene: the default mode (emulate) found no session of its own for the lock holder of " + endpoint
+                + ": " + tried + ". Holding session locks through the application's own pooler or pool would take one"
+                + " of its servers per process while locks are held, which can stop the application, so on this"
+                + " endpoint session advisory locks run as with plain pgjdbc (unsafe behind a transaction pooler: a"
+                + " lock and its unlock may reach different servers) and each call site is reported. Fix:"
+                + " lockhygiene.holderUrl=jdbc:postgresql://<server>:<port>/<database> (the server itself, or a"
+                + " PgBouncer entry with pool_mode=session); or lockhygiene.mode=emulate to hold them through the"
+                + " pooler anyway, one pooled server per process while it holds locks.";
+    }
+
     /** WARN: holderUrl=auto could not give the holder connections of its own; it keeps one of the pool's. */
     public static String holderSharesPool(Object endpoint, String tried) {
         return WHO + ": the lock holder for " + endpoint + " keeps one connection of the application's own pool: "

@@ -80,7 +80,9 @@ public final class EndpointResolver {
         if (task == null) {
             int sessions = settings.holderSessions();
             long linger = settings.holderLingerMillis();
-            FutureTask<Holder> mine = new FutureTask<>(() -> compute(route, holderUrl, sessions, linger, app, keep));
+            boolean byDefault = settings.modeIsDefault();
+            FutureTask<Holder> mine = new FutureTask<>(() -> compute(route, holderUrl, sessions, linger, app, keep,
+                    byDefault));
             task = placements.putIfAbsent(holderUrl.key(), mine);
             if (task == null) {
                 task = mine;
@@ -103,6 +105,31 @@ public final class EndpointResolver {
             }
             throw new SQLException("LockHygiene could not place the lock holder: " + cause, "08001", cause);
         }
+    }
+
+    /**
+     * The settings one connection runs with, given the holder placed for it ({@code null}: none could be).
+     * As given, except for the default mode: emulate that nobody chose steps back to plain pgjdbc's behaviour,
+     * reported (detect, releasing nothing), when its holder could get no session of its own and would have to
+     * take one of the application's pooled servers or connections (or when there is no holder at all). A
+     * holder on the application's route takes one pooled server per process while the process holds locks,
+     * and with as many processes holding locks as the pool has servers the application's own statements wait
+     * for a server that never comes: worse than plain pgjdbc, so only a user who chose emulate gets it.
+     */
+    public static Settings forConnection(Settings settings, Holder holder) {
+        if (!settings.modeIsDefault() || !io.lockhygiene.internal.policy.LockPolicy.emulates(settings)
+                || !stepsBack(holder)) {
+            return settings;
+        }
+        return settings.toBuilder().mode(Settings.Mode.DETECT, STEPPED_BACK)
+                .leakCheck(Settings.LeakCheck.NEVER).build();
+    }
+
+    /** Where {@link #forConnection} says the default mode stepped back. */
+    public static final String STEPPED_BACK = "the default, stepped back: the lock holder has no session of its own";
+
+    private static boolean stepsBack(Holder holder) {
+        return holder == null || holder.endpoint().kind() == HolderEndpoint.Kind.APPLICATION_ROUTE;
     }
 
     /** True once {@code route} has its holder for {@code settings} (a caller may place it first). */
@@ -174,7 +201,7 @@ public final class EndpointResolver {
      * @param keep null when {@code app} is the application's own; else set when the holder keeps it
      */
     private static Holder compute(HolderRoute route, Settings.HolderUrl holderUrl, int sessions, long linger,
-                                  Connection app, AtomicBoolean keep) throws SQLException {
+                                  Connection app, AtomicBoolean keep, boolean byDefault) throws SQLException {
         if (holderUrl.equals(Settings.HolderUrl.POOLER)) {
             return applicationRoute(route, route.describe(), app, keep, linger);
         }
@@ -219,6 +246,12 @@ public final class EndpointResolver {
             }
         }
         String why = String.join("; ", tried);
+        if (byDefault) {
+            // nobody chose emulate: a holder on the application's route could stop the application (see
+            // stepsBack), so the default steps back and keeps nothing of the pool's
+            Log.warn("{}", EmulateMessages.defaultStepsBack(route.describe(), why));
+            return applicationRoute(route, appSide.identity(), app, null, linger);
+        }
         if (route.borrowsFromApplicationPool()) {
             Log.warn("{}", EmulateMessages.holderSharesPool(route.describe(), why));
         } else {

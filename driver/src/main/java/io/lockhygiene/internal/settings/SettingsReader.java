@@ -34,8 +34,12 @@ public final class SettingsReader {
                 requireKnown(key, "system properties");
             }
         }
-        return Settings.builder()
-                .mode(parse(Settings.Mode.values(), Setting.MODE, connectionKeys, system, env))
+        Settings.Builder b = Settings.builder();
+        String[] modeFound = lookup(Setting.MODE, connectionKeys, system, env);
+        if (modeFound != null) {
+            b.mode(parse(Settings.Mode.values(), Setting.MODE, connectionKeys, system, env), modeFound[1]);
+        }
+        return b
                 .poolMode(parse(Settings.PoolMode.values(), Setting.POOL_MODE, connectionKeys, system, env))
                 .leakCheck(parse(Settings.LeakCheck.values(), Setting.LEAK_CHECK, connectionKeys, system, env))
                 .logSql(parse(Settings.LogSql.values(), Setting.LOG_SQL, connectionKeys, system, env))

@@ -10,6 +10,9 @@ import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.settings.SettingsReader;
+import io.lockhygiene.internal.log.EmulateMessages;
+import io.lockhygiene.internal.placement.EndpointResolver;
+import io.lockhygiene.internal.settings.ModeLine;
 import io.lockhygiene.settings.Settings;
 import io.r2dbc.proxy.ProxyConnectionFactory;
 import io.r2dbc.proxy.listener.ProxyExecutionListener;
@@ -62,6 +65,11 @@ public final class Guarding {
             holder = site.holder().map(Optional::of);
         } else {
             if (LockPolicy.emulates(settings) && toldNoHolder.compareAndSet(false, true)) {
+                if (settings.modeIsDefault()) {
+                    Log.warn("{}", EmulateMessages.defaultStepsBack(this, "this R2DBC ConnectionFactory does not say where"
+                            + " its server is (use a r2dbc:lockhygiene:postgresql:// URL, or"
+                            + " LockHygieneConnectionFactory.builder(...).connectsTo(...))"));
+                } else
                 Log.warn("LockHygiene (lockhygiene.mode=emulate): this R2DBC ConnectionFactory does not say where its"
                         + " server is, so no lock holder can be placed and its connections behave as detect. Fix: use a"
                         + " r2dbc:lockhygiene:postgresql:// URL, or LockHygieneConnectionFactory.builder(...).connectsTo(...)"
@@ -76,8 +84,11 @@ public final class Guarding {
         @SuppressWarnings("unchecked")
         Connection raw = proxy != null && proxy.getClass().getName().startsWith("jdk.proxy")
                 && proxy instanceof Wrapped ? ((Wrapped<Connection>) proxy).unwrap() : proxy;
-        R2dbcGuard guard = new R2dbcGuard(raw, proxy, settings, holder == null ? null
-                : (s, id, reporter, bounds) -> Emulation.withoutConnection(holder, s, id, reporter, bounds));
+        Settings mine = EndpointResolver.forConnection(settings, holder);
+        ModeLine.sayOnce(mine, "R2DBC");
+        Holder used = LockPolicy.emulates(mine) ? holder : null;
+        R2dbcGuard guard = new R2dbcGuard(raw, proxy, mine, used == null ? null
+                : (s, id, reporter, bounds) -> Emulation.withoutConnection(used, s, id, reporter, bounds));
         return new GuardedConnection(proxy, guard);
     }
 

@@ -1,0 +1,63 @@
+package io.lockhygiene.internal.settings;
+
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.lockhygiene.internal.log.Log;
+import io.lockhygiene.settings.Settings;
+
+/**
+ * The start-up line: which mode is in force, why (the default, or where it was chosen) and what it does, said
+ * at INFO once per JVM for each mode and reason, at the first connection that runs with it. A user who reads
+ * the log after an incident must not have to guess whether LockHygiene changed what the SQL means.
+ */
+public final class ModeLine {
+    private static final Set<String> SAID = ConcurrentHashMap.newKeySet();
+
+    private ModeLine() {
+    }
+
+    /** Says the line for {@code settings} unless this JVM said it already (a set lookup after the first). */
+    public static void sayOnce(Settings settings, String frontEnd) {
+        String key = settings.mode() + "|" + settings.modeSource();
+        if (!SAID.contains(key) && SAID.add(key)) {
+            Log.info("{}", line(settings, frontEnd));
+        }
+    }
+
+    /** The sentence, for tests and the demo. */
+    public static String line(Settings settings, String frontEnd) {
+        String mode = settings.mode().name().toLowerCase(Locale.ROOT);
+        StringBuilder b = new StringBuilder("LockHygiene (").append(frontEnd).append("): lockhygiene.mode=")
+                .append(mode).append(" (").append(settings.modeSource()).append("). ");
+        switch (settings.mode()) {
+            case EMULATE:
+                b.append("Through a transaction pooler, session advisory locks are held by this process's lock"
+                        + " holder, with PostgreSQL's own semantics (a lock lasts until its unlock or its session's"
+                        + " end).");
+                break;
+            case DETECT:
+                b.append("Through a transaction pooler, session advisory locks are reported");
+                b.append(settings.leakCheck() == Settings.LeakCheck.NEVER ? ", and nothing is released."
+                        : ", and a session lock still held when its transaction ends is released (so a lock taken in"
+                        + " autocommit ends with its statement).");
+                break;
+            case REWRITE:
+                b.append("Through a transaction pooler, session advisory calls inside transactions become their"
+                        + " transaction-level forms; the others are reported.");
+                break;
+            case STRICT:
+                b.append("Through a transaction pooler, session advisory locks are refused (SQLState 0A000).");
+                break;
+            default:
+                b.append("Nothing is checked: connections are pgjdbc's own.");
+                break;
+        }
+        b.append(" Direct connections and session pooling run as with pgjdbc.");
+        if (settings.modeIsDefault()) {
+            b.append(" lockhygiene.mode=detect restores the earlier default (reports only).");
+        }
+        return b.toString();
+    }
+}
