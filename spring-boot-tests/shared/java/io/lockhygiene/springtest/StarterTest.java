@@ -81,6 +81,30 @@ class StarterTest {
         }, key, 8, 25, 120);
     }
 
+    /**
+     * Issue 45: the starter's dependency and nothing else (no lockhygiene.* property at all) gives the
+     * borrow-per-call workers PostgreSQL's semantics through the transaction pooler; the control is the test
+     * below (lockhygiene.enabled=false).
+     */
+    @Test
+    void theStarterAloneWithNoPropertyGuardsTheJob() throws Exception {
+        String boot = SpringBootVersion.getVersion();
+        BorrowsScenario.Result guarded;
+        try (ConfigurableApplicationContext ctx = start()) {
+            assertTrue(ctx.getBean(DataSource.class) instanceof LockHygieneDataSource, "the DataSource bean is wrapped");
+            guarded = eightThreadsGuardOneJob(ctx.getBean(JdbcTemplate.class), 996_011);
+        }
+        int left = bed.admin().awaitReleased(996_011, 2_000).size();
+        System.out.println("[spring boot " + boot + "] the starter, no property: " + guarded + ", left " + left);
+        assertTrue(guarded.finished(), guarded.toString());
+        assertEquals(8, guarded.threadsDone(), guarded.toString());
+        assertTrue(guarded.runs() > 0, guarded.toString());
+        assertEquals(0, guarded.errors(), guarded.toString());
+        assertEquals(0, guarded.overlapping(), guarded.toString());
+        assertEquals(0, guarded.failedUnlocks(), guarded.toString());
+        assertEquals(0, left, "no lock left");
+    }
+
     @Test
     void eightThreadsGuardOneJobThroughTheTransactionPooler() throws Exception {
         String boot = SpringBootVersion.getVersion();

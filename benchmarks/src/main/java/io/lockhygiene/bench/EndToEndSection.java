@@ -20,18 +20,24 @@ import static io.lockhygiene.bench.Report.MD;
 final class EndToEndSection {
 
     static void endToEnd(TestBed bed, boolean full, boolean leakCheckOnly) throws Exception {
+        endToEnd(bed, full, leakCheckOnly, false);
+    }
+
+    /** @param defaultOnly plain pgjdbc against the default settings alone, through the transaction pooler (issue 45) */
+    static void endToEnd(TestBed bed, boolean full, boolean leakCheckOnly, boolean defaultOnly) throws Exception {
         long millis = full ? 10_000 : 2_000;
         int reps = full ? 3 : 2;
         List<Client> clients = leakCheckOnly
                 ? List.of(Client.plain(),
-                        Client.lockHygiene("detect, tracked, no sample", "lockhygiene.leakCheckSample=0"),
-                        Client.lockHygiene("detect, tracked + sample 0.005 (default)"),
-                        Client.lockHygiene("detect, tracked + sample 0.01", "lockhygiene.leakCheckSample=0.01"),
-                        Client.lockHygiene("detect, leakCheck=always", "lockhygiene.leakCheck=always"))
+                        Client.lockHygiene("detect, tracked, no sample", "lockhygiene.mode=detect", "lockhygiene.leakCheckSample=0"),
+                        Client.lockHygiene("detect, tracked + sample 0.005 (default)", "lockhygiene.mode=detect"),
+                        Client.lockHygiene("detect, tracked + sample 0.01", "lockhygiene.mode=detect", "lockhygiene.leakCheckSample=0.01"),
+                        Client.lockHygiene("detect, leakCheck=always", "lockhygiene.mode=detect", "lockhygiene.leakCheck=always"))
+                : defaultOnly ? List.of(Client.plain(), Client.lockHygiene("default settings (emulate)"))
                 : List.of(Client.plain(),
-                Client.lockHygiene("detect, tracked + sample 0.005 (default)"),
-                Client.lockHygiene("detect, leakCheck=always", "lockhygiene.leakCheck=always"),
-                Client.lockHygiene("emulate", "lockhygiene.mode=emulate"));
+                Client.lockHygiene("default settings (emulate)"),
+                Client.lockHygiene("detect", "lockhygiene.mode=detect"),
+                Client.lockHygiene("detect, leakCheck=always", "lockhygiene.mode=detect", "lockhygiene.leakCheck=always"));
         MD.append("## 2. End to end: small transactions (SELECT + UPDATE + COMMIT), interleaved A/B, ")
                 .append(reps).append(" x ").append(millis / 1000).append(" s per cell\n\n")
                 .append("| route | threads | client | tx/s | ratio | p50 µs | p50 ratio | p99 µs | p99 ratio | errors |\n")
@@ -39,7 +45,7 @@ final class EndToEndSection {
         // leakcheck: the transaction-pool rows again with the two statements in autocommit (each its own
         // transaction, which leakCheck=always wraps to check its end)
         List<Route> routes = leakCheckOnly ? List.of(Route.TRANSACTION_POOL, Route.TRANSACTION_POOL)
-                : List.of(Route.TRANSACTION_POOL, Route.DIRECT);
+                : defaultOnly ? List.of(Route.TRANSACTION_POOL) : List.of(Route.TRANSACTION_POOL, Route.DIRECT);
         for (int ri = 0; ri < routes.size(); ri++) {
             Route route = routes.get(ri);
             boolean autocommit = leakCheckOnly && ri == 1;
@@ -71,10 +77,11 @@ final class EndToEndSection {
                 .append("| workload | client | statements per transaction |\n|---|---|---|\n");
         String[][] cases = {
                 {"no advisory lock", "plain", ""},
-                {"no advisory lock", "lockhygiene detect", ""},
-                {"no advisory lock", "lockhygiene detect, leakCheck=always", "lockhygiene.leakCheck=always"},
+                {"no advisory lock", "lockhygiene default (emulate)", ""},
+                {"no advisory lock", "lockhygiene detect", "lockhygiene.mode=detect"},
+                {"no advisory lock", "lockhygiene detect, leakCheck=always", "lockhygiene.mode=detect&lockhygiene.leakCheck=always"},
                 {"pg_advisory_lock in the transaction", "plain", ""},
-                {"pg_advisory_lock in the transaction", "lockhygiene detect", ""},
+                {"pg_advisory_lock in the transaction", "lockhygiene detect", "lockhygiene.mode=detect"},
         };
         for (String[] c : cases) {
             boolean lock = c[0].startsWith("pg_advisory");

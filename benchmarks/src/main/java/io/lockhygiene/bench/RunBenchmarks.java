@@ -35,6 +35,9 @@ public final class RunBenchmarks {
                 EndToEndSection.endToEnd(bed, full, false);
                 EndToEndSection.serverWork(bed);
             }
+            if ("default".equals(only)) { // -Dbench.only=default: plain pgjdbc against the default settings (issue 45)
+                EndToEndSection.endToEnd(bed, full, false, true);
+            }
             if ("leakcheck".equals(only)) {
                 EndToEndSection.endToEnd(bed, full, true);
                 EndToEndSection.serverWork(bed);

@@ -33,7 +33,8 @@ import org.reactivestreams.Publisher;
  * <p>Wrap the pool (this outside it): a connection's {@code close()} is then its return to the pool, where
  * the leak check runs. Nothing here blocks a Netty thread: emulate's lock holder is pgjdbc sessions of its own,
  * and every call to it runs on Reactor's bounded elastic scheduler. emulate needs pgjdbc on the class path and
- * to know where the server is ({@link Builder#connectsTo}, or the URL); without them it behaves as detect.
+ * to know where the server is ({@link Builder#connectsTo}, or the URL); without them the default steps back to
+ * r2dbc-postgresql's own behaviour, reported (emulate chosen by name behaves as detect).
  */
 public final class LockHygieneConnectionFactory implements ConnectionFactory, Wrapped<ConnectionFactory> {
     private final ConnectionFactory delegate;
@@ -44,7 +45,7 @@ public final class LockHygieneConnectionFactory implements ConnectionFactory, Wr
         this.guarding = guarding;
     }
 
-    /** {@code delegate} guarded with the settings of {@code -D} and the environment (detect by default). */
+    /** {@code delegate} guarded with the settings of {@code -D} and the environment (emulate by default). */
     public static LockHygieneConnectionFactory wrap(ConnectionFactory delegate) {
         return builder(delegate).build();
     }

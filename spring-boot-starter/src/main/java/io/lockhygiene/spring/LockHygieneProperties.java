@@ -18,9 +18,9 @@ public class LockHygieneProperties {
     /** Whether every DataSource bean is wrapped by LockHygiene. */
     private boolean enabled = true;
     /**
-     * What LockHygiene does with session-level advisory lock calls under transaction pooling: detect
-     * (log and release leaks), rewrite (to their transaction-level forms), strict (refuse), emulate (keep
-     * their session semantics safely), off.
+     * What LockHygiene does with session-level advisory lock calls under transaction pooling: emulate (the
+     * default: keep their session semantics safely), detect (report them, release leaks), rewrite (to their
+     * transaction-level forms), strict (refuse), off.
      */
     private Settings.Mode mode;
     /** Whether connections go through a transaction pooler: auto (detected), transaction, or session. */

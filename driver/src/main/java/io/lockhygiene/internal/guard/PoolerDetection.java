@@ -39,9 +39,11 @@ final class PoolerDetection {
 
     /** Resolved once per connection; auto looks for a pooler (BackendKeyData pid != pg_backend_pid()). */
     boolean transactionPooling() throws SQLException {
-        if (transactionPooling == null && threadOwners) {
-            // emulate on connections a pool lends to any thread: the pool is the pooler (a thread's lock
-            // lives in the lock holder across borrows, never on one borrowed connection)
+        if (transactionPooling == null && threadOwners && !settings.modeIsDefault()) {
+            // emulate chosen on connections a pool lends to any thread: the pool is the pooler (a thread's lock
+            // lives in the lock holder across borrows, never on one borrowed connection). The default does this
+            // only behind a transaction pooler (asked below): a pool of the server's own sessions, or of a
+            // session pooler's, keeps pgjdbc's meaning, a lock belonging to the connection that took it
             transactionPooling = true;
         }
         if (transactionPooling == null) {

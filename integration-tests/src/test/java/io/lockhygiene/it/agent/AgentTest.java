@@ -65,7 +65,7 @@ class AgentTest {
     void poolReturnIsALeakCheckPoint(String pool, Route route, long key) throws Exception {
         Run plain = service(java(), null, false, false, args("leak", route, key, pool));
         assertEquals(1, plain.number("heldAfterReturn"), "control: the lock rides back into the pool\n" + plain.output());
-        Run guarded = service(java(), "", false, false, args("leak", route, key, pool));
+        Run guarded = service(java(), "mode=detect", false, false, args("leak", route, key, pool));
         assertEquals(0, guarded.number("heldAfterReturn"), guarded.output());
         assertTrue(guarded.output().contains("released leaked session advisory lock " + key), guarded.output());
         assertTrue(guarded.result().contains("unwrapsToPg=true"));
@@ -78,7 +78,7 @@ class AgentTest {
         assertEquals(0, plain.exit(), plain.output());
         assertEquals(1, bed.admin().holdersOf(key).size(), "control: left on a pooled server");
         bed.admin().terminateHoldersOf(key);
-        Run guarded = service(java(), "", false, false, args("leak", Route.TRANSACTION_POOL, key, "hikari"));
+        Run guarded = service(java(), "mode=detect", false, false, args("leak", Route.TRANSACTION_POOL, key, "hikari"));
         assertEquals(0, guarded.exit(), guarded.output());
         assertEquals(List.of(), bed.admin().holdersOf(key));
         assertTrue(guarded.output().contains("released leaked session advisory lock " + key), guarded.output());
@@ -116,7 +116,7 @@ class AgentTest {
     @Test
     void worksWhenPgjdbcLivesInAChildClassLoader() throws Exception {
         long key = 970_030;
-        Run guarded = service(java(), "", true, false, args("leak", Route.TRANSACTION_POOL, key, "hikari"));
+        Run guarded = service(java(), "mode=detect", true, false, args("leak", Route.TRANSACTION_POOL, key, "hikari"));
         assertTrue(guarded.output().contains("pgjdbc visible to the system class loader: false"), guarded.output());
         assertTrue(guarded.output().contains("(watching class loading for pgjdbc)"), guarded.output());
         assertEquals(0, guarded.exit(), guarded.output());
@@ -127,7 +127,7 @@ class AgentTest {
     @ParameterizedTest(name = "isolated={0}")
     @CsvSource({"false", "true"})
     void castingToPgConnectionKeepsWorking(boolean isolated) throws Exception {
-        Run guarded = service(java(), "", isolated, false, args("cast", Route.DIRECT, 0, "none"));
+        Run guarded = service(java(), "mode=detect", isolated, false, args("cast", Route.DIRECT, 0, "none"));
         assertTrue(guarded.result().contains("cast ok"), guarded.output());
         assertTrue(guarded.result().contains("LockHygiene"), "the connection is guarded: " + guarded.result());
     }
@@ -136,7 +136,7 @@ class AgentTest {
     void theDriverUrlAndTheAgentTogetherCheckOnce() throws Exception {
         String[] a = args("count", Route.DIRECT, 970_040, "hikari");
         a[1] = bed.lockHygieneUrl(Route.DIRECT);
-        Run both = service(java(), "", false, true, a);
+        Run both = service(java(), "mode=detect", false, true, a);
         assertEquals(10, both.number("seen"), both.output());
     }
 
@@ -154,7 +154,7 @@ class AgentTest {
         }
         long key = 970_050;
         for (String java : javas) {
-            Run guarded = service(java, "", false, false, args("leak", Route.TRANSACTION_POOL, key, "hikari"));
+            Run guarded = service(java, "mode=detect", false, false, args("leak", Route.TRANSACTION_POOL, key, "hikari"));
             System.out.println("[agent] " + java + ": " + guarded.result());
             assertEquals(0, guarded.exit(), java + "\n" + guarded.output());
             assertEquals(List.of(), bed.admin().holdersOf(key), java + "\n" + guarded.output());
@@ -231,7 +231,7 @@ class AgentTest {
 
     @Test
     void aServiceWithoutPgjdbcRunsAsIfNoAgentWereThere() throws Exception {
-        List<String> cmd = command(java(), AGENT, "");
+        List<String> cmd = command(java(), AGENT, "mode=detect");
         cmd.addAll(List.of("-cp", launcherClassPath(), io.lockhygiene.it.bench.Hello.class.getName()));
         Run with = run(cmd);
         String out = with.output();

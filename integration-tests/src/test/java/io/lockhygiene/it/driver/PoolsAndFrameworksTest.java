@@ -70,7 +70,7 @@ class PoolsAndFrameworksTest {
             bed.admin().terminateHoldersOf(k);
         }
         try (EventRecorder events = EventRecorder.mentioning(Long.toString(k));
-             HikariDataSource guarded = hikari(bed.lockHygieneUrl(Route.TRANSACTION_POOL), 2)) {
+             HikariDataSource guarded = hikari(bed.lockHygieneUrl(Route.TRANSACTION_POOL, "lockhygiene.mode=detect"), 2)) {
             lock(guarded, k);
             assertEquals(List.of(), bed.admin().holdersOf(k));
             assertEquals(1, events.of(EventType.LEAK_RELEASED).size());
@@ -153,7 +153,8 @@ class PoolsAndFrameworksTest {
     @Test
     void flywayWithSessionLockIsFlaggedAndLeavesNoLockBehind() throws Exception {
         try (EventRecorder events = EventRecorder.all()) {
-            Flyway fw = flyway(new LockHygieneDataSource(simple(Route.TRANSACTION_POOL)), "fw_sessionlock", false);
+            Flyway fw = flyway(new LockHygieneDataSource(simple(Route.TRANSACTION_POOL), props("lockhygiene.mode", "detect")),
+                    "fw_sessionlock", false);
             // detect releases Flyway's session lock at the end of its autocommit statement (on the backend that
             // holds it), so Flyway's own pg_advisory_unlock later finds nothing and Flyway stops with "Unable to
             // release PostgreSQL advisory lock". That is the truth under transaction pooling: the lock could

@@ -75,7 +75,7 @@ class SessionAndDirectDriverTest {
     void autoRecognisesAPoolerFromTheClient(Route route, boolean pooler) throws Exception {
         long k = 930_020 + route.ordinal();
         try (EventRecorder events = EventRecorder.mentioning(Long.toString(k));
-             Connection c = bed.connectLockHygiene(route); Statement s = c.createStatement()) {
+             Connection c = bed.connectLockHygiene(route, "lockhygiene.mode=detect"); Statement s = c.createStatement()) {
             s.execute("SELECT pg_advisory_lock(" + k + ")");
             assertEquals(pooler ? 0 : 1, bed.admin().holdersOf(k).size());
             assertEquals(pooler, !events.of(EventType.SESSION_LOCK_CALL).isEmpty());

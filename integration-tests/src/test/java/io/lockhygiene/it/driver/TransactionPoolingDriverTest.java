@@ -50,7 +50,13 @@ class TransactionPoolingDriverTest {
         return Route.TRANSACTION_POOL;
     }
 
+    /** LockHygiene with {@code params}; detect unless they name a mode (these tests are about detect's reports). */
     private Connection lh(String... params) throws SQLException {
+        if (java.util.Arrays.stream(params).noneMatch(p -> p.startsWith("lockhygiene.mode="))) {
+            String[] withMode = java.util.Arrays.copyOf(params, params.length + 1);
+            withMode[params.length] = "lockhygiene.mode=detect";
+            return bed.connectLockHygiene(route(), withMode);
+        }
         return bed.connectLockHygiene(route(), params);
     }
 

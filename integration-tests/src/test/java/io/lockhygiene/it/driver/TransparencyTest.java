@@ -157,7 +157,7 @@ class TransparencyTest {
         assertFalse(e.getMessage().contains(bed.endpoints().password()));
         e = assertThrows(SQLException.class,
                 () -> DriverManager.getConnection(bed.lockHygieneUrl(Route.DIRECT, "lockhygiene.mode=loud"), bed.credentials()));
-        assertTrue(e.getMessage().contains("detect, rewrite, strict, emulate, off"), e.getMessage());
+        assertTrue(e.getMessage().contains("emulate, detect, rewrite, strict, off"), e.getMessage());
     }
 
     /**

@@ -1,0 +1,137 @@
+package io.lockhygiene.it.defaults;
+
+import static io.lockhygiene.it.bed.Sql.bool;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Logger;
+
+import javax.sql.DataSource;
+
+import io.lockhygiene.LockHygieneDataSource;
+import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.bed.TestBedExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Issue 45: where the lock holder can get no session of its own and nobody chose a mode, the default may not
+ * make things worse than plain pgjdbc. A DataSource that says nothing of how it connects (so {@code auto} learns
+ * nothing) through the transaction pooler: the default steps back to plain pgjdbc's behaviour, reported. A
+ * session lock taken in autocommit stays held on the server after its statement, as with plain pgjdbc
+ * ({@code detect} would release it with the statement, which is worse), no holder session is opened, and no
+ * connection of the application's pool is kept. Chosen by name, emulate holds the lock through the pool.
+ */
+@ExtendWith(TestBedExtension.class)
+class DefaultStepsBackTest {
+    private final TestBed bed = TestBed.shared();
+
+    /** A DataSource LockHygiene cannot read: no URL, no pool configuration; it counts what it opened. */
+    private final class Opaque implements DataSource {
+        final AtomicInteger opened = new AtomicInteger();
+
+        @Override
+        public Connection getConnection() throws SQLException {
+            opened.incrementAndGet();
+            return bed.connect(Route.TRANSACTION_POOL);
+        }
+
+        @Override
+        public Connection getConnection(String username, String password) throws SQLException {
+            return getConnection();
+        }
+
+        @Override
+        public PrintWriter getLogWriter() {
+            return null;
+        }
+
+        @Override
+        public void setLogWriter(PrintWriter out) {
+        }
+
+        @Override
+        public void setLoginTimeout(int seconds) {
+        }
+
+        @Override
+        public int getLoginTimeout() {
+            return 0;
+        }
+
+        @Override
+        public Logger getParentLogger() {
+            return Logger.getGlobal();
+        }
+
+        @Override
+        public <T> T unwrap(Class<T> iface) throws SQLException {
+            throw new SQLException("not a wrapper");
+        }
+
+        @Override
+        public boolean isWrapperFor(Class<?> iface) {
+            return false;
+        }
+    }
+
+    private int holderSessions() throws SQLException {
+        try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lockhygiene lock holder%'"
+                     + " AND datname = current_database()")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
+    @Test
+    void theDefaultStepsBackToPlainPgjdbcWhereTheHolderHasNoSessionOfItsOwn() throws Exception {
+        long key = 945_101;
+        int holdersBefore = holderSessions();
+        Opaque opaque = new Opaque();
+        try (LockHygieneDataSource ds = new LockHygieneDataSource(opaque, new Properties())) {
+            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+                assertTrue(bool(s, "SELECT pg_try_advisory_lock(" + key + ")"));
+                List<String> holding = bed.admin().applicationNamesHolding(key);
+                assertEquals(1, holding.size(), "the lock stays held on the server after its statement, as with plain"
+                        + " pgjdbc (detect would have released it): " + holding);
+                assertFalse(holding.get(0).startsWith("lockhygiene lock holder"), "held on the pooled server, not by a holder");
+            }
+            assertEquals(1, opaque.opened.get(), "the application's own borrow only: the holder kept none of the pool's");
+            assertEquals(holdersBefore, holderSessions(), "no holder session was opened");
+        } finally {
+            bed.admin().terminateHoldersOf(key);
+        }
+    }
+
+    @Test
+    void emulateChosenByNameHoldsTheLockThroughThePoolAnyway() throws Exception {
+        long key = 945_102;
+        Properties chosen = new Properties();
+        chosen.setProperty("lockhygiene.mode", "emulate");
+        Opaque opaque = new Opaque();
+        try (LockHygieneDataSource ds = new LockHygieneDataSource(opaque, chosen)) {
+            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+                assertTrue(bool(s, "SELECT pg_try_advisory_lock(" + key + ")"));
+                assertTrue(bool(s, "SELECT pg_try_advisory_lock(" + key + ")"), "re-entrant, as one session");
+                assertTrue(opaque.opened.get() >= 2, "the holder took a connection of the application's pool: " + opaque.opened);
+                assertEquals(1, bed.admin().applicationNamesHolding(key).size());
+                assertTrue(bool(s, "SELECT pg_advisory_unlock(" + key + ")"));
+                assertTrue(bool(s, "SELECT pg_advisory_unlock(" + key + ")"));
+            }
+            assertTrue(bed.admin().awaitReleased(key, 2_000).isEmpty(), "released by its unlocks");
+        } finally {
+            bed.admin().terminateHoldersOf(key);
+        }
+    }
+}
