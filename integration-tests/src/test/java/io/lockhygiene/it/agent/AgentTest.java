@@ -211,7 +211,7 @@ class AgentTest {
         long key = 970_070;
         Path report = Files.createTempFile("lockhygiene-report", ".jsonl");
         try {
-            Run leaking = service(java(), "failOnViolation=true,report=" + report, false, false,
+            Run leaking = service(java(), "mode=detect,failOnViolation=true,report=" + report, false, false,
                     args("leak", Route.TRANSACTION_POOL, key, "hikari"));
             assertEquals(3, leaking.exit(), leaking.output());
             assertTrue(leaking.output().contains("LockHygiene: this run had 1 advisory-lock violation(s): 1 leaked lock(s)"),
@@ -221,7 +221,7 @@ class AgentTest {
                     && l.contains("\"key\":\"" + key + "\"")), json);
             assertFalse(json.contains(bed.endpoints().password()), "no credentials in the report");
 
-            Run clean = service(java(), "failOnViolation=true", false, false, args("count", Route.DIRECT, key, "hikari"));
+            Run clean = service(java(), "mode=detect,failOnViolation=true", false, false, args("count", Route.DIRECT, key, "hikari"));
             assertEquals(0, clean.exit(), clean.output());
         } finally {
             Files.deleteIfExists(report);

@@ -58,7 +58,7 @@ class R2dbcModesTest {
     void detectReleasesAnAutocommitLockOnItsServerAndSaysWhere(Route route) throws Exception {
         long k = key(1_991_002, route);
         try (EventRecorder events = EventRecorder.mentioning(Long.toString(k))) {
-            Connection c = open(guarded(bed, route));
+            Connection c = open(guarded(bed, route, "lockhygiene.mode=detect"));
             assertEquals("true", one(c, "select pg_try_advisory_lock(" + k + ")"), "PostgreSQL's answer");
             assertEquals(List.of(), bed.admin().holdersOf(k), "released at the end of its autocommit statement");
             assertTrue(c.isAutoCommit(), "no transaction left open");
@@ -78,7 +78,7 @@ class R2dbcModesTest {
     void detectInATransactionReleasesAtCommitAndAtRollback(Route route) throws Exception {
         long k = key(1_991_003, route);
         try (EventRecorder events = EventRecorder.mentioning(Long.toString(k))) {
-            Connection c = open(guarded(bed, route));
+            Connection c = open(guarded(bed, route, "lockhygiene.mode=detect"));
             begin(c);
             assertEquals("true", one(c, "select pg_try_advisory_lock($1)", k));
             assertEquals(1, bed.admin().holdersOf(k).size(), "held while the transaction is open");
@@ -147,7 +147,7 @@ class R2dbcModesTest {
             }
         };
         io.r2dbc.spi.ConnectionFactory cf = io.lockhygiene.r2dbc.LockHygieneConnectionFactory
-                .builder(plain(bed, Route.TRANSACTION_POOL)).listener(listener).build();
+                .builder(plain(bed, Route.TRANSACTION_POOL)).setting("lockhygiene.mode", "detect").listener(listener).build();
         Connection c = open(cf);
         assertEquals("1", one(c, "select 1"));
         begin(c);
@@ -174,7 +174,7 @@ class R2dbcModesTest {
         bed.admin().terminateHoldersOf(k);
         ReactiveWorkers.Outcome detect;
         try (EventRecorder events = EventRecorder.mentioning(Long.toString(k))) {
-            detect = ReactiveWorkers.tryLockJobUnlock(guarded(bed, route), k, 6, 8);
+            detect = ReactiveWorkers.tryLockJobUnlock(guarded(bed, route, "lockhygiene.mode=detect"), k, 6, 8);
             assertEquals(detect.jobs(), events.of(EventType.LEAK_RELEASED).size(), "each taken lock released and reported");
         }
         System.out.println("[r2dbc workers, " + route.label() + "] plain: " + plain + ", locks left " + leftByPlain
