@@ -78,8 +78,8 @@ public final class Demo {
                     warnings = lines.filter(l -> l.contains(" WARN ") || l.contains(" ERROR ")).count();
                 }
             }
-            System.out.println(warnings + " WARN and ERROR lines (what LockHygiene told each mode's workers, strict's"
-                    + " refusals, first errors) are in " + log);
+            System.out.println("The log (" + warnings + " WARN or ERROR lines: what LockHygiene told each mode's workers,"
+                    + " strict's refusals, each row's first error) is in " + log);
         }
     }
 }
