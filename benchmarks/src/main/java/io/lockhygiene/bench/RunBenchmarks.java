@@ -51,6 +51,9 @@ public final class RunBenchmarks {
             if ("workers".equals(only)) { // -Dbench.only=workers: only the worker pool of section 4 (issue 36)
                 WorkerPoolSection.workerPool(bed, full);
             }
+            if ("defaultworkers".equals(only)) { // -Dbench.only=defaultworkers: own-key workers, default settings (issue 45)
+                WorkerPoolSection.defaultWorkers(bed, full);
+            }
             if ("fence".equals(only)) { // -Dbench.only=fence: only the commit fence's rows of section 4
                 FenceSection.fence(bed, full);
             }

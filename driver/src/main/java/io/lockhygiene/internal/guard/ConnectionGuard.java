@@ -85,8 +85,10 @@ public final class ConnectionGuard {
      * @throws SQLException when emulate's {@code lockhygiene.holderUrl} cannot be used
      */
     public ConnectionGuard(Connection raw, Settings asked, HolderRoute route) throws SQLException {
-        Holder holder = LockPolicy.emulates(asked) && route != null ? EndpointResolver.resolve(route, asked, raw) : null;
-        Settings settings = EndpointResolver.forConnection(asked, holder);
+        Settings own = LockPolicy.emulates(asked) && route != null ? EndpointResolver.withoutHolder(route, asked, raw) : null;
+        Holder holder = own == null && LockPolicy.emulates(asked) && route != null
+                ? EndpointResolver.resolve(route, asked, raw) : null;
+        Settings settings = own != null ? own : EndpointResolver.forConnection(asked, holder);
         ModeLine.sayOnce(settings, "JDBC");
         this.raw = raw;
         this.settings = settings;

@@ -270,6 +270,9 @@ public final class Holder implements TransactionHolds {
      *                nothing after this)
      */
     public List<HeldLock> releaseOwner(LockOwner owner, boolean forGood) {
+        // an owner that never held anything (most connections close so) starts no watch: the watchdog thread
+        // and its linger are for holders that hold or held something
+        boolean had = table.holdsAnything(owner);
         List<HeldLock> held = new ArrayList<>();
         for (SessionHold h : table.releaseOwner(owner, forGood)) {
             held.add(new HeldLock(h.key.classid(), h.key.objid(), h.key.objsubid(), h.shared ? "ShareLock"
@@ -281,7 +284,9 @@ public final class Holder implements TransactionHolds {
             Log.debug("LockHygiene: the lock holder for {} lost its server while letting locks go: {}", endpoint,
                     e.toString());
         }
-        life.used();
+        if (had || !held.isEmpty()) {
+            life.used();
+        }
         return held;
     }
 

@@ -125,6 +125,33 @@ public final class EndpointResolver {
                 .leakCheck(Settings.LeakCheck.NEVER).build();
     }
 
+    /**
+     * The settings of a connection the default mode does not need a holder for, or null when it may: a
+     * connection that owns its locks itself (not a pool's, lent to any thread) and reaches its backend directly,
+     * with {@code poolMode} not forcing transaction pooling, is a session of its own, where emulate would do
+     * exactly what detect does; so no holder is placed (no catalog reads, no holder objects at a service's first
+     * connection) and the connection runs as detect, as before emulate was the default. Whether a route is direct
+     * is asked once per route ({@code SELECT pg_backend_pid()}, against the pid pgjdbc was announced).
+     */
+    public static Settings withoutHolder(HolderRoute route, Settings settings, Connection app) throws SQLException {
+        if (!settings.modeIsDefault() || route.threadOwners() || settings.poolMode() == Settings.PoolMode.TRANSACTION
+                || settings.holderUrl().url() != null) {
+            return null;
+        }
+        Boolean direct = DIRECT_ROUTES.get(route.describe());
+        if (direct == null) {
+            direct = settings.poolMode() == Settings.PoolMode.SESSION || ServerProbes.isDirect(app);
+            DIRECT_ROUTES.put(route.describe(), direct);
+        }
+        return direct ? settings.toBuilder().mode(Settings.Mode.DETECT, SESSION_OF_ITS_OWN).build() : null;
+    }
+
+    /** Where {@link #withoutHolder} says the default needs no holder. */
+    public static final String SESSION_OF_ITS_OWN = io.lockhygiene.internal.settings.ModeLine.SESSION_OF_ITS_OWN;
+
+    /** Routes known to reach their backend directly (true) or through a pooler (false), by description. */
+    private static final ConcurrentHashMap<String, Boolean> DIRECT_ROUTES = new ConcurrentHashMap<>();
+
     /** Where {@link #forConnection} says the default mode stepped back. */
     public static final String STEPPED_BACK = "the default, stepped back: the lock holder has no session of its own";
 
@@ -195,6 +222,7 @@ public final class EndpointResolver {
     /** Forgets every placement of URL routes (tests start afresh). */
     public static void forgetAll() {
         HolderRoute.URL_PLACEMENTS.clear();
+        DIRECT_ROUTES.clear();
     }
 
     /**

@@ -171,6 +171,23 @@ final class ServerProbes {
     }
 
     /** One query on {@code c}; leaves no transaction open that was not open before. */
+    /**
+     * True when {@code c} reaches its backend directly (the pid pgjdbc was announced is {@code pg_backend_pid()}):
+     * one light query, where {@link #identityOf}'s catalog reads cost a fresh backend about 10 ms. As there,
+     * a transaction it opened is rolled back.
+     */
+    static boolean isDirect(Connection c) throws SQLException {
+        boolean wasIdle = !Pgjdbc.inTransaction(c);
+        boolean autoCommit = c.getAutoCommit();
+        try {
+            return backendPid(c) == Pgjdbc.backendPid(c);
+        } finally {
+            if (wasIdle && !autoCommit && Pgjdbc.inTransaction(c)) {
+                c.rollback();
+            }
+        }
+    }
+
     static Identity identityOf(Connection c) throws SQLException {
         boolean wasIdle = !Pgjdbc.inTransaction(c);
         boolean autoCommit = c.getAutoCommit();

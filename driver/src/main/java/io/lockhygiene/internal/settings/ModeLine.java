@@ -15,6 +15,13 @@ import io.lockhygiene.settings.Settings;
 public final class ModeLine {
     private static final Set<String> SAID = ConcurrentHashMap.newKeySet();
 
+    /**
+     * The source of the settings of a connection the default needs no holder for: a session of its own, where
+     * emulate and detect do the same (set by the placement, said here).
+     */
+    public static final String SESSION_OF_ITS_OWN = "the default; this connection is a session of its own (direct, or"
+            + " session pooling), where emulate and detect are the same";
+
     private ModeLine() {
     }
 
@@ -28,6 +35,13 @@ public final class ModeLine {
 
     /** The sentence, for tests and the demo. */
     public static String line(Settings settings, String frontEnd) {
+        if (SESSION_OF_ITS_OWN.equals(settings.modeSource())) {
+            return "LockHygiene (" + frontEnd + "): lockhygiene.mode=emulate (the default). This connection reaches"
+                    + " PostgreSQL directly or through a session pooler: it is a session of its own, so nothing is"
+                    + " emulated and session locks behave as with pgjdbc (one still held when its connection closes or"
+                    + " a pool takes it back is released and reported). Behind a transaction pooler the lock holder"
+                    + " would hold them. lockhygiene.mode=detect restores the earlier default (reports only).";
+        }
         String mode = settings.mode().name().toLowerCase(Locale.ROOT);
         StringBuilder b = new StringBuilder("LockHygiene (").append(frontEnd).append("): lockhygiene.mode=")
                 .append(mode).append(" (").append(settings.modeSource()).append("). ");
