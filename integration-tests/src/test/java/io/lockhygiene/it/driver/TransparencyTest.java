@@ -177,6 +177,16 @@ class TransparencyTest {
             Properties own = new Properties();
             own.setProperty("user", "lh_transparency");
             own.setProperty("password", "transparency");
+            long first = pidQuestions(a);
+            for (int i = 0; i < 3; i++) {
+                try (Connection c = DriverManager.getConnection(bed.lockHygieneUrl(Route.DIRECT), own);
+                     Statement s = c.createStatement()) {
+                    s.execute("SELECT 1");
+                }
+            }
+            // the default (emulate) asks once per route, at its first connection, whether it is direct (then it
+            // needs no lock holder); never again, and never at a close
+            assertTrue(pidQuestions(a) - first <= 1, "the default asked more than once for one route");
             long before = pidQuestions(a);
             for (int i = 0; i < 3; i++) {
                 try (Connection c = DriverManager.getConnection(bed.lockHygieneUrl(Route.DIRECT), own);

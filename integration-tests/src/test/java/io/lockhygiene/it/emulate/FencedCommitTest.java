@@ -28,6 +28,7 @@ import java.util.stream.Collectors;
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.it.EventRecorder;
 import io.lockhygiene.it.bed.Eventually;
+import io.lockhygiene.it.bed.LockRace;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
@@ -47,78 +48,15 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class FencedCommitTest {
     private static final Path AGENT = Paths.get(System.getProperty("testbed.agentJar", "../agent/target/lockhygiene-agent.jar"));
     private final TestBed bed = TestBed.shared();
+    private final LockRace race = new LockRace(bed);
 
     @BeforeEach
     void table() throws SQLException {
-        try (Connection c = bed.connect(Route.DIRECT)) {
-            LostLockWriter.createTable(c);
-        }
+        race.createTable();
     }
 
     /** What one run of the scenario gave. */
     record Outcome(int committedAfter, int committed, String firstError, long errorAfterMillis) {
-    }
-
-    /** B: waits for {@code key} directly on PostgreSQL; once granted, the snapshot that says what was committed then. */
-    private CompletableFuture<String> workerB(long key, CountDownLatch waiting) {
-        return CompletableFuture.supplyAsync(() -> {
-            try (Connection b = bed.connect(Route.DIRECT); Statement s = b.createStatement()) {
-                s.execute("SET statement_timeout = '60s'");
-                waiting.countDown();
-                s.execute("SELECT pg_advisory_lock(" + key + ")");
-                try (ResultSet rs = s.executeQuery("SELECT pg_current_snapshot()::text")) {
-                    rs.next();
-                    String snapshot = rs.getString(1);
-                    s.execute("SELECT pg_advisory_unlock(" + key + ")");
-                    return snapshot;
-                }
-            } catch (SQLException e) {
-                throw new IllegalStateException(e);
-            }
-        });
-    }
-
-    /** Returns once run {@code run} has committed {@code rows} rows. */
-    private void awaitRowsOf(String run, int rows) {
-        Eventually.until(rows + " rows of A committed", Duration.ofSeconds(30), () -> {
-            try (Connection c = bed.connect(Route.DIRECT);
-                 PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM lost_rows WHERE run = ?")) {
-                ps.setString(1, run);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    return rs.getInt(1) >= rows;
-                }
-            }
-        });
-    }
-
-    /** Returns once a backend waits in PostgreSQL's queue for {@code key} (B). */
-    private void awaitWaiterFor(long key) {
-        Eventually.until("B waits for key " + key + " in pg_locks", Duration.ofSeconds(30),
-                () -> !bed.admin().waitersFor(key).isEmpty());
-    }
-
-    /** Terminates the backend that holds {@code key} (A's own, a pooled server, or A's lock holder). */
-    private long terminateHolderOf(long key) throws SQLException {
-        List<Integer> holders = bed.admin().holdersOf(key);
-        assertEquals(1, holders.size(), "one session holds A's lock: " + holders);
-        long at = System.currentTimeMillis();
-        try (Connection admin = bed.connect(Route.DIRECT); Statement s = admin.createStatement()) {
-            s.execute("SELECT pg_terminate_backend(" + holders.get(0) + ")");
-        }
-        return at;
-    }
-
-    private int committedAfter(String run, String snapshot) throws SQLException {
-        try (Connection c = bed.connect(Route.DIRECT); PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM"
-                + " lost_rows WHERE run = ? AND NOT pg_visible_in_snapshot(xmin::text::xid8, ?::pg_snapshot)")) {
-            ps.setString(1, run);
-            ps.setString(2, snapshot);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getInt(1);
-            }
-        }
     }
 
     /** The scenario with A in this JVM, on {@code a}. */
@@ -139,19 +77,19 @@ class FencedCommitTest {
             }
         });
         assertTrue(locked.await(30, TimeUnit.SECONDS), "A took its lock");
-        awaitRowsOf(run, 20); // A writes under its lock
+        race.awaitRowsOf(run, 20); // A writes under its lock
         CountDownLatch bWaits = new CountDownLatch(1);
-        CompletableFuture<String> b = workerB(key, bWaits);
+        CompletableFuture<String> b = race.workerB(key, bWaits);
         assertTrue(bWaits.await(30, TimeUnit.SECONDS));
-        awaitWaiterFor(key); // B is in PostgreSQL's queue for the key
-        long terminatedAt = terminateHolderOf(key);
+        race.awaitWaiterFor(key); // B is in PostgreSQL's queue for the key
+        long terminatedAt = race.terminateHolderOf(key);
         String snapshot = b.get(60, TimeUnit.SECONDS);
         // A goes on while it can: until its writer fails (fenced) or it has committed rows B's snapshot missed
         Eventually.until("A's writer stopped or wrote after B took the key", Duration.ofSeconds(30),
-                () -> writer.isDone() || committedAfter(run, snapshot) >= 10);
+                () -> writer.isDone() || race.committedAfter(run, snapshot) >= 10);
         stop.set(true);
         LostLockWriter.Result r = writer.get(60, TimeUnit.SECONDS);
-        return new Outcome(committedAfter(run, snapshot), r.committed, r.errorState == null ? null
+        return new Outcome(race.committedAfter(run, snapshot), r.committed, r.errorState == null ? null
                 : r.errorState + " " + r.errorMessage, r.errorState == null ? -1 : r.errorAtMillis - terminatedAt);
     }
 
@@ -194,6 +132,34 @@ class FencedCommitTest {
         }
     }
 
+    /**
+     * The same race through the DataSource wrapper around HikariCP, with the default settings (no lockhygiene.*
+     * setting): the writer's thread owns the lock across the pool's connection, and its commits racing the holder's
+     * loss are fenced as the driver's are (issue 42: the seals-then-loss rule, one place for every front end).
+     */
+    @Test
+    void throughTheDataSourceWrapperWithTheDefaultSettings() throws Exception {
+        for (LostLockWriter.Style style : LostLockWriter.Style.values()) {
+            com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+            config.setJdbcUrl(bed.url(Route.TRANSACTION_POOL));
+            config.setUsername(bed.endpoints().user());
+            config.setPassword(bed.endpoints().password());
+            config.setMaximumPoolSize(2);
+            Outcome o;
+            try (com.zaxxer.hikari.HikariDataSource pool = new com.zaxxer.hikari.HikariDataSource(config);
+                 io.lockhygiene.LockHygieneDataSource ds = new io.lockhygiene.LockHygieneDataSource(pool, new java.util.Properties());
+                 Connection a = ds.getConnection()) {
+                o = scenario(a, style == LostLockWriter.Style.AUTOCOMMIT ? 933_031 : 933_032, style);
+            }
+            System.out.println("[fenced commit] the DataSource wrapper, default settings, " + style + ": " + o
+                    + "; first error " + o.errorAfterMillis() + " ms after the termination");
+            assertTrue(o.committed() > 0, o.toString());
+            assertEquals(0, o.committedAfter(), style + ": nothing of A commits once B holds the key " + o);
+            assertNotNull(o.firstError(), "A was told: " + o);
+            assertTrue(o.firstError().startsWith("08"), style + ": class 08, as a dead session's: " + o);
+        }
+    }
+
     @Test
     void throughTheAgentTooWithAnUnchangedWriter() throws Exception {
         long key = 933_021;
@@ -215,18 +181,18 @@ class FencedCommitTest {
                 out.append(line).append('\n');
                 if (line.startsWith("LOCKED")) {
                     assertTrue(line.contains("io.lockhygiene"), "the agent guards the writer: " + line);
-                    awaitRowsOf(run, 20);
+                    race.awaitRowsOf(run, 20);
                     CountDownLatch bWaits = new CountDownLatch(1);
-                    CompletableFuture<String> b = workerB(key, bWaits);
+                    CompletableFuture<String> b = race.workerB(key, bWaits);
                     assertTrue(bWaits.await(30, TimeUnit.SECONDS));
-                    awaitWaiterFor(key);
-                    terminatedAt = terminateHolderOf(key);
+                    race.awaitWaiterFor(key);
+                    terminatedAt = race.terminateHolderOf(key);
                     snapshot = b.get(60, TimeUnit.SECONDS);
                 } else if (line.startsWith("RESULT")) {
                     result = line;
                     assertNotNull(snapshot, out.toString());
                     String[] f = line.split(" ", 5);
-                    int after = committedAfter(run, snapshot);
+                    int after = race.committedAfter(run, snapshot);
                     System.out.println("[fenced commit] the agent, an unchanged writer: " + f[1] + " rows committed, "
                             + after + " after B got the key, first error " + f[2] + " "
                             + (Long.parseLong(f[3]) - terminatedAt) + " ms after the termination");

@@ -154,10 +154,24 @@ final class R2dbcEnds {
     /** {@code run} (a statement's or a batch's execution) in a transaction of ours; see {@link #wrapped(GuardedStatement, String)}. */
     Flux<Result> wrapped(java.util.function.Supplier<Publisher<? extends Result>> run) {
         return Flux.usingWhen(Mono.from(guard.proxy.beginTransaction()).thenReturn(Boolean.TRUE),
-                began -> Flux.from(run.get()),
+                began -> Flux.<Result>from(run.get()),
                 began -> onItsOwn(commit()),
                 (began, error) -> onItsOwn(rollback()),
-                began -> onItsOwn(commit().onErrorResume(this::reportAfterCancel)));
+                began -> onItsOwn(commit().onErrorResume(this::reportAfterCancel)))
+                .onErrorMap(R2dbcEnds::endsOwnError);
+    }
+
+    /**
+     * Reactor reports a failed end of {@code usingWhen} as a RuntimeException "Async resource cleanup failed
+     * after onComplete" around it; the application gets the end's own R2dbcException (a fenced COMMIT's 08006, the
+     * server's error), as from a commit it sent itself.
+     */
+    private static Throwable endsOwnError(Throwable e) {
+        if (e.getClass() == RuntimeException.class && e.getCause() instanceof io.r2dbc.spi.R2dbcException
+                && String.valueOf(e.getMessage()).startsWith("Async resource cleanup failed")) {
+            return e.getCause();
+        }
+        return e;
     }
 
     private Mono<Void> onItsOwn(Mono<Void> end) {

@@ -1,0 +1,132 @@
+package io.lockhygiene.it.r2dbc;
+
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.begin;
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.close;
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.commit;
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.guarded;
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.open;
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.plain;
+import static io.lockhygiene.it.r2dbc.R2dbcRoutes.run;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.lockhygiene.it.bed.Eventually;
+import io.lockhygiene.it.bed.LockRace;
+import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.bed.TestBed;
+import io.lockhygiene.it.bed.TestBedExtension;
+import io.r2dbc.spi.Connection;
+import io.r2dbc.spi.ConnectionFactory;
+import io.r2dbc.spi.R2dbcException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The lost-lock race through R2DBC with the default settings (issue 42: the commit fence's seals-then-loss rule
+ * in one place for every front end): A takes its session lock and commits a row every few milliseconds, in
+ * autocommit or in transactions of its own, while the holder session that holds its lock is terminated and B,
+ * waiting directly on PostgreSQL, takes the key. Nothing of A commits after B's snapshot, and A is told with
+ * class 08, as a client whose session died.
+ */
+@ExtendWith(TestBedExtension.class)
+class R2dbcFencedCommitTest {
+    private final TestBed bed = TestBed.shared();
+    private final LockRace race = new LockRace(bed);
+
+    /** What A did: rows committed, rows committed after B took the key, A's first error. */
+    record Outcome(int committed, int committedAfter, String firstError) {
+    }
+
+    /**
+     * The race with A on connections of {@code factory}.
+     *
+     * @param goOn the plain control: on an error A opens another connection and goes on, as an application behind
+     *             a pool does, still believing it holds its lock; else A stops at its first error
+     */
+    private Outcome race(ConnectionFactory factory, long key, boolean transactions, boolean goOn) throws Exception {
+        race.createTable();
+        String runId = UUID.randomUUID().toString();
+        CountDownLatch locked = new CountDownLatch(1);
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicInteger committed = new AtomicInteger();
+        AtomicReference<String> firstError = new AtomicReference<>();
+        AtomicReference<Connection> a = new AtomicReference<>(open(factory));
+        // A's writes block on a plain thread of its own, never on an event loop
+        CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
+            run(a.get(), "select pg_advisory_lock($1)", key);
+            locked.countDown();
+            while (!stop.get()) {
+                try {
+                    if (transactions) {
+                        begin(a.get());
+                    }
+                    run(a.get(), "insert into lost_rows (run, worker) values ($1, 'a')", runId);
+                    if (transactions) {
+                        commit(a.get());
+                    }
+                    committed.incrementAndGet();
+                    Thread.sleep(5);
+                } catch (R2dbcException e) {
+                    firstError.compareAndSet(null, e.getSqlState() + " " + e.getMessage());
+                    if (!goOn) {
+                        return;
+                    }
+                    close(a.get());
+                    a.set(open(factory));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        });
+        try {
+            assertTrue(locked.await(30, TimeUnit.SECONDS), "A took its lock");
+            race.awaitRowsOf(runId, 20);
+            CountDownLatch bWaits = new CountDownLatch(1);
+            CompletableFuture<String> b = race.workerB(key, bWaits);
+            assertTrue(bWaits.await(30, TimeUnit.SECONDS));
+            race.awaitWaiterFor(key);
+            race.terminateHolderOf(key);
+            String snapshot = b.get(60, TimeUnit.SECONDS);
+            Eventually.until("A's writer stopped or wrote after B took the key", Duration.ofSeconds(30),
+                    () -> writer.isDone() || race.committedAfter(runId, snapshot) >= 10);
+            stop.set(true);
+            writer.get(60, TimeUnit.SECONDS);
+            return new Outcome(committed.get(), race.committedAfter(runId, snapshot), firstError.get());
+        } finally {
+            stop.set(true);
+            close(a.get());
+        }
+    }
+
+    @ParameterizedTest(name = "in transactions: {0}")
+    @ValueSource(booleans = {false, true})
+    void commitsRacingTheHoldersLossAreFenced(boolean transactions) throws Exception {
+        Outcome o = race(guarded(bed, Route.TRANSACTION_POOL), transactions ? 1_992_102 : 1_992_101, transactions, false);
+        System.out.println("[fenced commit] R2DBC, default settings, " + (transactions ? "transactions" : "autocommit")
+                + ": " + o);
+        assertTrue(o.committed() > 0, o.toString());
+        assertEquals(0, o.committedAfter(), "nothing of A commits once B holds the key: " + o);
+        assertNotNull(o.firstError(), "A was told: " + o);
+        assertTrue(o.firstError().startsWith("08"), "class 08, as a dead session's: " + o);
+    }
+
+    @Test
+    void controlPlainR2dbcThroughThePoolerGoesOnWritingAfterItsLockIsGone() throws Exception {
+        Outcome o = race(plain(bed, Route.TRANSACTION_POOL), 1_992_103, false, true);
+        System.out.println("[fenced commit] control, plain r2dbc-postgresql through the transaction pooler: " + o);
+        assertTrue(o.committedAfter() > 0, "control: the pooled session's lock went, A did not notice " + o);
+    }
+}
