@@ -136,6 +136,9 @@ public final class LockHygieneDataSource implements DataSource, AutoCloseable {
                 route.poolIsOurs(true); // the pool hands out the driver's connections: they place their holder
                 return first;
             }
+            if (EndpointResolver.withoutHolder(route, settings, first) != null) {
+                return first; // the default on sessions of their own: no holder (the guard decides the same)
+            }
             return EndpointResolver.place(route, settings, first) ? null : first;
         } catch (SQLException | RuntimeException e) {
             try {

@@ -127,14 +127,16 @@ public final class EndpointResolver {
 
     /**
      * The settings of a connection the default mode does not need a holder for, or null when it may: a
-     * connection that owns its locks itself (not a pool's, lent to any thread) and reaches its backend directly,
-     * with {@code poolMode} not forcing transaction pooling, is a session of its own, where emulate would do
-     * exactly what detect does; so no holder is placed (no catalog reads, no holder objects at a service's first
-     * connection) and the connection runs as detect, as before emulate was the default. Whether a route is direct
-     * is asked once per route ({@code SELECT pg_backend_pid()}, against the pid pgjdbc was announced).
+     * connection that reaches its backend directly (or through a session pooler {@code poolMode=session} names),
+     * with {@code poolMode} not forcing transaction pooling, is a session of its own, where the default's emulate
+     * would do exactly what detect does (also for a pool's connections: the default lets threads own locks across
+     * borrows only behind a transaction pooler); so no holder is placed (no catalog reads, no probe connection, no
+     * holder objects at a service's first connection) and the connection runs as detect, as before emulate was
+     * the default. Whether a route is direct is asked once per route ({@code SELECT pg_backend_pid()}, against the
+     * pid pgjdbc was announced).
      */
     public static Settings withoutHolder(HolderRoute route, Settings settings, Connection app) throws SQLException {
-        if (!settings.modeIsDefault() || route.threadOwners() || settings.poolMode() == Settings.PoolMode.TRANSACTION
+        if (!settings.modeIsDefault() || settings.poolMode() == Settings.PoolMode.TRANSACTION
                 || settings.holderUrl().url() != null) {
             return null;
         }

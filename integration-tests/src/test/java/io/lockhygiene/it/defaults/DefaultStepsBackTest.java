@@ -114,6 +114,33 @@ class DefaultStepsBackTest {
         }
     }
 
+    /**
+     * A direct connection is a session of its own: the default places no holder there (no holder session, no
+     * probe), the lock is the connection's own as with pgjdbc, and the start-up line says why.
+     */
+    @Test
+    void onASessionOfItsOwnTheDefaultPlacesNoHolder() throws Exception {
+        long key = 945_103;
+        int holdersBefore = holderSessions();
+        try (Connection c = bed.connectLockHygiene(Route.DIRECT); Statement s = c.createStatement()) {
+            assertTrue(bool(s, "SELECT pg_try_advisory_lock(" + key + ")"));
+            int own;
+            try (ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+                rs.next();
+                own = rs.getInt(1);
+            }
+            assertEquals(List.of(own), bed.admin().holdersOf(key), "the connection's own backend holds it");
+            assertEquals(holdersBefore, holderSessions(), "no holder session");
+            assertTrue(bool(s, "SELECT pg_advisory_unlock(" + key + ")"));
+        } finally {
+            bed.admin().terminateHoldersOf(key);
+        }
+        String line = io.lockhygiene.internal.settings.ModeLine.line(io.lockhygiene.settings.Settings.builder()
+                .mode(io.lockhygiene.settings.Settings.Mode.DETECT, io.lockhygiene.internal.settings.ModeLine.SESSION_OF_ITS_OWN)
+                .build(), "JDBC");
+        assertTrue(line.contains("lockhygiene.mode=emulate (the default)") && line.contains("session of its own"), line);
+    }
+
     @Test
     void emulateChosenByNameHoldsTheLockThroughThePoolAnyway() throws Exception {
         long key = 945_102;
