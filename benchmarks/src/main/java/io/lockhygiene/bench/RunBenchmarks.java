@@ -23,9 +23,16 @@ public final class RunBenchmarks {
         // always (the leak check's cost), and section 3
         String only = System.getProperty("bench.only", "");
         boolean all = only.isEmpty() || "all".equals(only);
-        if (all) {
+        if (all || "hotpath".equals(only)) { // -Dbench.only=hotpath: only section 1 (JMH), no servers
             HotPathSection.hotPath(full);
             HotPathSection.memory();
+        }
+        if ("hotpath".equals(only)) {
+            Path out = Paths.get("target", "benchmarks");
+            Files.createDirectories(out);
+            Files.writeString(out.resolve("results.md"), MD.toString());
+            System.out.println("\n" + MD);
+            return;
         }
         try (TestBed bed = TestBed.start()) {
             MD.append("Servers: ").append(bed.endpoints().postgresVersion()).append(", ")
