@@ -140,19 +140,21 @@ public final class EndpointResolver {
                 || settings.holderUrl().url() != null) {
             return null;
         }
-        Boolean direct = DIRECT_ROUTES.get(route.describe());
-        if (direct == null) {
-            direct = settings.poolMode() == Settings.PoolMode.SESSION || ServerProbes.isDirect(app);
-            DIRECT_ROUTES.put(route.describe(), direct);
+        boolean own = settings.poolMode() == Settings.PoolMode.SESSION;
+        if (!own) {
+            Boolean direct = route.direct();
+            if (direct == null) {
+                direct = ServerProbes.isDirect(app);
+                route.direct(direct);
+            }
+            own = direct;
         }
-        return direct ? settings.toBuilder().mode(Settings.Mode.DETECT, SESSION_OF_ITS_OWN).build() : null;
+        return own ? settings.toBuilder().mode(Settings.Mode.DETECT, SESSION_OF_ITS_OWN).build() : null;
     }
 
     /** Where {@link #withoutHolder} says the default needs no holder. */
     public static final String SESSION_OF_ITS_OWN = io.lockhygiene.internal.settings.ModeLine.SESSION_OF_ITS_OWN;
 
-    /** Routes known to reach their backend directly (true) or through a pooler (false), by description. */
-    private static final ConcurrentHashMap<String, Boolean> DIRECT_ROUTES = new ConcurrentHashMap<>();
 
     /** Where {@link #forConnection} says the default mode stepped back. */
     public static final String STEPPED_BACK = "the default, stepped back: the lock holder has no session of its own";
@@ -224,7 +226,7 @@ public final class EndpointResolver {
     /** Forgets every placement of URL routes (tests start afresh). */
     public static void forgetAll() {
         HolderRoute.URL_PLACEMENTS.clear();
-        DIRECT_ROUTES.clear();
+        HolderRoute.URL_DIRECT.clear();
     }
 
     /**

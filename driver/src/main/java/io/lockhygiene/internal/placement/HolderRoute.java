@@ -54,6 +54,18 @@ public interface HolderRoute {
      */
     List<ConnectRecipe> recipes(Connection first);
 
+    /**
+     * Whether the application's connections reach their backend directly (the announced pid is the backend's), or
+     * null until asked ({@link EndpointResolver#withoutHolder}); kept with the route, as its placements are.
+     */
+    Boolean direct();
+
+    /** Remembers what {@link #direct()} answers from now on. */
+    void direct(boolean direct);
+
+    /** What URL routes know of being direct: per redacted URL and user, as their placements. */
+    ConcurrentHashMap<String, Boolean> URL_DIRECT = new ConcurrentHashMap<>();
+
     /** Placements of URL routes: per redacted URL and user (a few per process; Strings only). */
     ConcurrentHashMap<String, ConcurrentHashMap<String, FutureTask<Holder>>> URL_PLACEMENTS = new ConcurrentHashMap<>();
 
@@ -71,6 +83,16 @@ public interface HolderRoute {
             @Override
             public ConcurrentHashMap<String, FutureTask<Holder>> placements() {
                 return URL_PLACEMENTS.computeIfAbsent(endpoint, e -> new ConcurrentHashMap<>());
+            }
+
+            @Override
+            public Boolean direct() {
+                return URL_DIRECT.get(endpoint);
+            }
+
+            @Override
+            public void direct(boolean direct) {
+                URL_DIRECT.put(endpoint, direct);
             }
 
             @Override

@@ -61,6 +61,8 @@ public final class PoolRoutes implements Runnable {
         private final ConcurrentHashMap<String, FutureTask<Holder>> placements = new ConcurrentHashMap<>();
         /** The pool lends the driver's own connections (a jdbc:lockhygiene: URL): nothing to place here. */
         private volatile boolean poolIsOurs;
+        /** Whether the pool's connections reach their backend directly; null until asked. */
+        private volatile Boolean direct;
 
         PoolRoute(DataSource delegate, AtomicReference<ConnectRecipe> told, String user, String password,
                   UrlOpener opener) {
@@ -69,6 +71,16 @@ public final class PoolRoutes implements Runnable {
             this.told = told;
             this.user = user;
             this.password = password;
+        }
+
+        @Override
+        public Boolean direct() {
+            return direct;
+        }
+
+        @Override
+        public void direct(boolean direct) {
+            this.direct = direct;
         }
 
         /** Asked when said (a pool names itself once it has started). */
