@@ -81,6 +81,17 @@ class StarterTest {
         }, key, 8, 25, 120);
     }
 
+    /** Every thread finished and ran jobs, none overlapping, every unlock true, no error, no lock left. */
+    private static void assertExclusive(BorrowsScenario.Result guarded, int left) {
+        assertTrue(guarded.finished(), guarded.toString());
+        assertEquals(8, guarded.threadsDone(), guarded.toString());
+        assertTrue(guarded.runs() > 0, guarded.toString());
+        assertEquals(0, guarded.errors(), guarded.toString());
+        assertEquals(0, guarded.overlapping(), guarded.toString());
+        assertEquals(0, guarded.failedUnlocks(), guarded.toString());
+        assertEquals(0, left, "no lock left");
+    }
+
     /**
      * Issue 45: the starter's dependency and nothing else (no lockhygiene.* property at all) gives the
      * borrow-per-call workers PostgreSQL's semantics through the transaction pooler; the control is the test
@@ -96,13 +107,7 @@ class StarterTest {
         }
         int left = bed.admin().awaitReleased(996_011, 2_000).size();
         System.out.println("[spring boot " + boot + "] the starter, no property: " + guarded + ", left " + left);
-        assertTrue(guarded.finished(), guarded.toString());
-        assertEquals(8, guarded.threadsDone(), guarded.toString());
-        assertTrue(guarded.runs() > 0, guarded.toString());
-        assertEquals(0, guarded.errors(), guarded.toString());
-        assertEquals(0, guarded.overlapping(), guarded.toString());
-        assertEquals(0, guarded.failedUnlocks(), guarded.toString());
-        assertEquals(0, left, "no lock left");
+        assertExclusive(guarded, left);
     }
 
     @Test
@@ -140,13 +145,7 @@ class StarterTest {
         }
         int left = bed.admin().awaitReleased(996_002, 2_000).size();
         System.out.println("[spring boot " + boot + "] lockhygiene.mode=emulate: " + guarded + ", left " + left);
-        assertTrue(guarded.finished(), guarded.toString());
-        assertEquals(8, guarded.threadsDone(), guarded.toString());
-        assertTrue(guarded.runs() > 0, guarded.toString());
-        assertEquals(0, guarded.errors(), guarded.toString());
-        assertEquals(0, guarded.overlapping(), guarded.toString());
-        assertEquals(0, guarded.failedUnlocks(), guarded.toString());
-        assertEquals(0, left, "no lock left");
+        assertExclusive(guarded, left);
     }
 
     @Test

@@ -17,7 +17,6 @@ import io.lockhygiene.internal.leak.RecentCalls.RecentStatements;
 import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
-import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.placement.EndpointResolver;
 import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.internal.settings.ModeLine;
@@ -85,10 +84,8 @@ public final class ConnectionGuard {
      * @throws SQLException when emulate's {@code lockhygiene.holderUrl} cannot be used
      */
     public ConnectionGuard(Connection raw, Settings asked, HolderRoute route) throws SQLException {
-        Settings own = LockPolicy.emulates(asked) && route != null ? EndpointResolver.withoutHolder(route, asked, raw) : null;
-        Holder holder = own == null && LockPolicy.emulates(asked) && route != null
-                ? EndpointResolver.resolve(route, asked, raw) : null;
-        Settings settings = own != null ? own : EndpointResolver.forConnection(asked, holder);
+        EndpointResolver.ForConnection placed = EndpointResolver.forConnection(route, asked, raw);
+        Settings settings = placed.settings;
         ModeLine.sayOnce(settings, "JDBC");
         this.raw = raw;
         this.settings = settings;
@@ -96,8 +93,7 @@ public final class ConnectionGuard {
         this.off = LockPolicy.off(settings);
         this.alwaysCheck = LockPolicy.checksEveryTransaction(settings);
         LeakReporter reporter = new LeakReporter(id, settings);
-        this.emulation = new Emulation(raw, settings, id, reporter, LockPolicy.emulates(settings) ? holder : null,
-                route != null && route.threadOwners());
+        this.emulation = new Emulation(raw, settings, id, reporter, placed.holder, route != null && route.threadOwners());
         this.pooler = new PoolerDetection(raw, settings, id, emulation.threadOwners());
         this.ends = new TransactionEnds(raw, settings, id, reporter, calls, emulation, pooler, recent);
         this.runs = new PlanRun(this, raw, settings, id, reporter, calls, ends, emulation);

@@ -272,7 +272,7 @@ public final class Holder implements TransactionHolds {
     public List<HeldLock> releaseOwner(LockOwner owner, boolean forGood) {
         // an owner that never held anything (most connections close so) starts no watch: the watchdog thread
         // and its linger are for holders that hold or held something
-        boolean had = table.holdsAnything(owner);
+        boolean had = owner.holding(); // one volatile read: a close takes no table lock for this
         List<HeldLock> held = new ArrayList<>();
         for (SessionHold h : table.releaseOwner(owner, forGood)) {
             held.add(new HeldLock(h.key.classid(), h.key.objid(), h.key.objsubid(), h.shared ? "ShareLock"

@@ -107,6 +107,38 @@ public final class EndpointResolver {
         }
     }
 
+    /** What a JDBC connection runs with: its settings, and the holder it emulates in (null when it emulates nothing). */
+    public static final class ForConnection {
+        public final Settings settings;
+        public final Holder holder;
+
+        private ForConnection(Settings settings, Holder holder) {
+            this.settings = settings;
+            this.holder = holder;
+        }
+    }
+
+    /**
+     * The settings and holder of the JDBC connection {@code app} of {@code route} (null: unknown, then nothing is
+     * emulated): none needed on a session of its own under the default ({@link #withoutHolder}), else the route's
+     * holder, placed at the endpoint's first connection, and the settings {@link #forConnection(Settings, Holder)}
+     * gives with it.
+     *
+     * @throws SQLException when an explicit {@code holderUrl} is unusable (said in the message)
+     */
+    public static ForConnection forConnection(HolderRoute route, Settings asked, Connection app) throws SQLException {
+        if (route == null || !io.lockhygiene.internal.policy.LockPolicy.emulates(asked)) {
+            return new ForConnection(asked, null);
+        }
+        Settings own = withoutHolder(route, asked, app);
+        if (own != null) {
+            return new ForConnection(own, null);
+        }
+        Holder holder = resolve(route, asked, app);
+        Settings settings = forConnection(asked, holder);
+        return new ForConnection(settings, io.lockhygiene.internal.policy.LockPolicy.emulates(settings) ? holder : null);
+    }
+
     /**
      * The settings one connection runs with, given the holder placed for it ({@code null}: none could be).
      * As given, except for the default mode: emulate that nobody chose steps back to plain pgjdbc's behaviour,
@@ -149,15 +181,12 @@ public final class EndpointResolver {
             }
             own = direct;
         }
-        return own ? settings.toBuilder().mode(Settings.Mode.DETECT, SESSION_OF_ITS_OWN).build() : null;
+        return own ? settings.toBuilder().mode(Settings.Mode.DETECT, io.lockhygiene.internal.settings.ModeLine.SESSION_OF_ITS_OWN).build() : null;
     }
-
-    /** Where {@link #withoutHolder} says the default needs no holder. */
-    public static final String SESSION_OF_ITS_OWN = io.lockhygiene.internal.settings.ModeLine.SESSION_OF_ITS_OWN;
 
 
     /** Where {@link #forConnection} says the default mode stepped back. */
-    public static final String STEPPED_BACK = "the default, stepped back: the lock holder has no session of its own";
+    private static final String STEPPED_BACK = "the default, stepped back: the lock holder has no session of its own";
 
     private static boolean stepsBack(Holder holder) {
         return holder == null || holder.endpoint().kind() == HolderEndpoint.Kind.APPLICATION_ROUTE;

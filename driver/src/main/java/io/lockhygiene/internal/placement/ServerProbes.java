@@ -170,11 +170,9 @@ final class ServerProbes {
         }
     }
 
-    /** One query on {@code c}; leaves no transaction open that was not open before. */
     /**
      * True when {@code c} reaches its backend directly (the pid pgjdbc was announced is {@code pg_backend_pid()}):
-     * one light query, where {@link #identityOf}'s catalog reads cost a fresh backend about 10 ms. As there,
-     * a transaction it opened is rolled back.
+     * one light query, where {@link #identityOf}'s catalog reads cost a fresh backend about 10 ms.
      */
     static boolean isDirect(Connection c) throws SQLException {
         boolean wasIdle = !Pgjdbc.inTransaction(c);
@@ -182,12 +180,11 @@ final class ServerProbes {
         try {
             return backendPid(c) == Pgjdbc.backendPid(c);
         } finally {
-            if (wasIdle && !autoCommit && Pgjdbc.inTransaction(c)) {
-                c.rollback();
-            }
+            rollbackIfOurs(c, wasIdle, autoCommit);
         }
     }
 
+    /** One query on {@code c}; leaves no transaction open that was not open before. */
     static Identity identityOf(Connection c) throws SQLException {
         boolean wasIdle = !Pgjdbc.inTransaction(c);
         boolean autoCommit = c.getAutoCommit();
@@ -196,9 +193,14 @@ final class ServerProbes {
             return new Identity(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
                     rs.getString(6), rs.getInt(7));
         } finally {
-            if (wasIdle && !autoCommit && Pgjdbc.inTransaction(c)) {
-                c.rollback(); // we opened it: nothing of ours stays on the application's connection
-            }
+            rollbackIfOurs(c, wasIdle, autoCommit);
+        }
+    }
+
+    /** A query of ours opened a transaction on the application's connection (autocommit off): it is rolled back. */
+    private static void rollbackIfOurs(Connection c, boolean wasIdle, boolean autoCommit) throws SQLException {
+        if (wasIdle && !autoCommit && Pgjdbc.inTransaction(c)) {
+            c.rollback(); // we opened it: nothing of ours stays on the application's connection
         }
     }
 }

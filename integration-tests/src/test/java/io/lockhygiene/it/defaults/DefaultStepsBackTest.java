@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -13,11 +12,11 @@ import java.sql.Statement;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 
 import javax.sql.DataSource;
 
 import io.lockhygiene.LockHygieneDataSource;
+import io.lockhygiene.it.bed.OpaqueDataSource;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
@@ -36,53 +35,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class DefaultStepsBackTest {
     private final TestBed bed = TestBed.shared();
 
-    /** A DataSource LockHygiene cannot read: no URL, no pool configuration; it counts what it opened. */
-    private final class Opaque implements DataSource {
-        final AtomicInteger opened = new AtomicInteger();
-
-        @Override
-        public Connection getConnection() throws SQLException {
+    /** A DataSource LockHygiene cannot read (no URL, no pool configuration) through the transaction pooler, counting its borrows. */
+    private DataSource opaque(AtomicInteger opened) {
+        return OpaqueDataSource.of(() -> {
             opened.incrementAndGet();
             return bed.connect(Route.TRANSACTION_POOL);
-        }
-
-        @Override
-        public Connection getConnection(String username, String password) throws SQLException {
-            return getConnection();
-        }
-
-        @Override
-        public PrintWriter getLogWriter() {
-            return null;
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) {
-        }
-
-        @Override
-        public void setLoginTimeout(int seconds) {
-        }
-
-        @Override
-        public int getLoginTimeout() {
-            return 0;
-        }
-
-        @Override
-        public Logger getParentLogger() {
-            return Logger.getGlobal();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> iface) throws SQLException {
-            throw new SQLException("not a wrapper");
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) {
-            return false;
-        }
+        });
     }
 
     private int holderSessions() throws SQLException {
@@ -98,8 +56,8 @@ class DefaultStepsBackTest {
     void theDefaultStepsBackToPlainPgjdbcWhereTheHolderHasNoSessionOfItsOwn() throws Exception {
         long key = 945_101;
         int holdersBefore = holderSessions();
-        Opaque opaque = new Opaque();
-        try (LockHygieneDataSource ds = new LockHygieneDataSource(opaque, new Properties())) {
+        AtomicInteger opened = new AtomicInteger();
+        try (LockHygieneDataSource ds = new LockHygieneDataSource(opaque(opened), new Properties())) {
             try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
                 assertTrue(bool(s, "SELECT pg_try_advisory_lock(" + key + ")"));
                 List<String> holding = bed.admin().applicationNamesHolding(key);
@@ -107,7 +65,7 @@ class DefaultStepsBackTest {
                         + " pgjdbc (detect would have released it): " + holding);
                 assertFalse(holding.get(0).startsWith("lockhygiene lock holder"), "held on the pooled server, not by a holder");
             }
-            assertEquals(1, opaque.opened.get(), "the application's own borrow only: the holder kept none of the pool's");
+            assertEquals(1, opened.get(), "the application's own borrow only: the holder kept none of the pool's");
             assertEquals(holdersBefore, holderSessions(), "no holder session was opened");
         } finally {
             bed.admin().terminateHoldersOf(key);
@@ -146,12 +104,12 @@ class DefaultStepsBackTest {
         long key = 945_102;
         Properties chosen = new Properties();
         chosen.setProperty("lockhygiene.mode", "emulate");
-        Opaque opaque = new Opaque();
-        try (LockHygieneDataSource ds = new LockHygieneDataSource(opaque, chosen)) {
+        AtomicInteger opened = new AtomicInteger();
+        try (LockHygieneDataSource ds = new LockHygieneDataSource(opaque(opened), chosen)) {
             try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
                 assertTrue(bool(s, "SELECT pg_try_advisory_lock(" + key + ")"));
                 assertTrue(bool(s, "SELECT pg_try_advisory_lock(" + key + ")"), "re-entrant, as one session");
-                assertTrue(opaque.opened.get() >= 2, "the holder took a connection of the application's pool: " + opaque.opened);
+                assertTrue(opened.get() >= 2, "the holder took a connection of the application's pool: " + opened);
                 assertEquals(1, bed.admin().applicationNamesHolding(key).size());
                 assertTrue(bool(s, "SELECT pg_advisory_unlock(" + key + ")"));
                 assertTrue(bool(s, "SELECT pg_advisory_unlock(" + key + ")"));

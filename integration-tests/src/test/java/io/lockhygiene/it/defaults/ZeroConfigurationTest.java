@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import io.lockhygiene.it.bed.Route;
+import io.lockhygiene.it.emulate.OneKeyWorkersMain;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -22,7 +23,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Issue 45: the URL swap alone. The seed's workers ({@link ReportWorkersMain}: try and blocking forms), two
+ * Issue 45: the URL swap alone. The seed's workers ({@link OneKeyWorkersMain} on its key: try and blocking forms), two
  * processes of four, through PgBouncer 1.18 and 1.24 in transaction mode, with no {@code lockhygiene.*} setting
  * anywhere (none in the URL, none in the children's system properties or environment): every process runs jobs,
  * none overlaps, no unlock fails, no lock is left, and each child's log says the mode and why. The control is
@@ -31,6 +32,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 @ExtendWith(TestBedExtension.class)
 class ZeroConfigurationTest {
     private static final int PROCESSES = 2;
+    /** The seed's own workers' key. */
+    private static final String REPORT_KEY = "7742, hashtext('report-daily')";
     private final TestBed bed = TestBed.shared();
 
     /** What the processes did: runs of each, errors, failed unlocks, overlaps, locks left, the mode's line. */
@@ -51,8 +54,8 @@ class ZeroConfigurationTest {
         List<Process> children = new ArrayList<>();
         for (int i = 0; i < PROCESSES; i++) {
             ProcessBuilder pb = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                    ReportWorkersMain.class.getName(), url, bed.endpoints().user(), bed.endpoints().password(),
-                    Long.toString(row), "4", blocking ? "15" : "40", Boolean.toString(blocking))
+                    OneKeyWorkersMain.class.getName(), url, bed.endpoints().user(), bed.endpoints().password(),
+                    Long.toString(row), "4", blocking ? "15" : "40", Boolean.toString(blocking), REPORT_KEY)
                     .redirectErrorStream(true);
             // nothing of ours but the URL prefix: no LOCKHYGIENE_* variable reaches the child (the bed's own
             // LOCKHYGIENE_TEST_* ones are not settings and are dropped too)

@@ -12,9 +12,10 @@ import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A child JVM of one-key workers: args url user password key workers tries blocking(true|false). Each job
- * counts itself in and out of {@code lh_inside} on the server, so overlaps are seen across processes; it
- * prints "DONE runs errors failedUnlocks".
+ * A child JVM of one-key workers: args url user password key workers tries blocking(true|false) [lock key text].
+ * Each job counts itself in and out of {@code lh_inside}'s row {@code key} on the server, so overlaps are seen
+ * across processes; the lock is taken on {@code key}, or on the key text when one is given (the seed's own
+ * workers lock {@code 7742, hashtext('report-daily')}); it prints "DONE runs errors failedUnlocks".
  */
 public final class OneKeyWorkersMain {
     public static void main(String[] args) throws Exception {
@@ -25,6 +26,7 @@ public final class OneKeyWorkersMain {
         int workers = Integer.parseInt(args[4]);
         int tries = Integer.parseInt(args[5]);
         boolean blocking = Boolean.parseBoolean(args[6]);
+        String lockKey = args.length > 7 ? args[7] : Long.toString(key);
         AtomicInteger runs = new AtomicInteger();
         AtomicInteger errors = new AtomicInteger();
         AtomicInteger failedUnlocks = new AtomicInteger();
@@ -37,10 +39,10 @@ public final class OneKeyWorkersMain {
                         try {
                             boolean got;
                             if (blocking) {
-                                s.execute("SELECT pg_advisory_lock(" + key + ")");
+                                s.execute("SELECT pg_advisory_lock(" + lockKey + ")");
                                 got = true;
                             } else {
-                                got = bool(s, "SELECT pg_try_advisory_lock(" + key + ")");
+                                got = bool(s, "SELECT pg_try_advisory_lock(" + lockKey + ")");
                             }
                             if (got) {
                                 s.execute("UPDATE lh_inside SET overlapping = overlapping + CASE WHEN n > 0 THEN 1 ELSE 0 END,"
@@ -48,7 +50,7 @@ public final class OneKeyWorkersMain {
                                 Thread.sleep(3);
                                 s.execute("UPDATE lh_inside SET n = n - 1 WHERE key = " + key);
                                 runs.incrementAndGet();
-                                if (!bool(s, "SELECT pg_advisory_unlock(" + key + ")")) {
+                                if (!bool(s, "SELECT pg_advisory_unlock(" + lockKey + ")")) {
                                     failedUnlocks.incrementAndGet();
                                 }
                             }
