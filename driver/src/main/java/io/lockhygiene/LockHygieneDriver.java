@@ -47,7 +47,14 @@ public final class LockHygieneDriver implements Driver {
         if (!acceptsURL(url)) {
             return null; // the DriverManager contract: not ours
         }
-        ConnectionUrl parsed = ConnectionUrl.parse(url);
+        return open(ConnectionUrl.parse(url), info, false);
+    }
+
+    /**
+     * Opens and guards a connection to {@code parsed}'s target; {@code threadOwners}: a pool opens it and lends
+     * it to any thread, so under emulate a lock belongs to the thread that took it, across borrows.
+     */
+    static Connection open(ConnectionUrl parsed, Properties info, boolean threadOwners) throws SQLException {
         Settings settings = settings(parsed, info);
         Driver pgjdbc = pgjdbcFor(parsed.targetUrl());
         Properties pgProps = ConnectionUrl.withoutOurKeys(info);
@@ -59,7 +66,7 @@ public final class LockHygieneDriver implements Driver {
             return raw;
         }
         // emulate's lock holder: one per process and database, placed from where this connection goes
-        return LockHygieneConnection.wrap(raw, settings, HolderRoute.ofUrl(parsed.targetUrl(), pgProps, false,
+        return LockHygieneConnection.wrap(raw, settings, HolderRoute.ofUrl(parsed.targetUrl(), pgProps, threadOwners,
                 (u, p) -> RawConnect.connect(pgjdbcFor(u), u, p))); // a holder stays raw, also under the agent
     }
 

@@ -81,37 +81,43 @@ final class WorkerPoolSection {
     static void defaultWorkers(TestBed bed, boolean full) throws Exception {
         int asked = Integer.getInteger("bench.rounds", 0);
         int rounds = asked > 0 ? asked : full ? 6 : 3;
+        // warm-up rounds first, shown and not counted (as JMH's warm-up iterations): the JIT compiles pgjdbc's
+        // and LockHygiene's paths over the first 8 s or so, and the variant that runs first would pay for both
+        int warmup = Integer.getInteger("bench.warmup", 2);
         long roundMillis = full ? 4000 : 2000;
         String pool = bed.workerPoolUrl(bed.currentPgBouncerVersion() != null);
         String version = bed.currentPgBouncerVersion() != null ? bed.currentPgBouncerVersion() : bed.endpoints().pgbouncerVersion();
         String defaults = "jdbc:lockhygiene:" + pool.substring("jdbc:".length());
         MD.append("## 4d. Own-key workers under the default settings against hand-fixed code (").append(version)
                 .append(", four servers, loopback; ").append(rounds).append(" alternating rounds of ")
-                .append(roundMillis / 1000).append(" s)\n\n| workers | round | default jobs/s | hand-fixed jobs/s | ratio | machine CPU per job µs: default / hand-fixed | JVM CPU per job µs: default / hand-fixed |\n|---|---|---|---|---|---|---|\n");
+                .append(roundMillis / 1000).append(" s, after ").append(warmup).append(" warm-up rounds shown as w1, w2, ... and not counted)\n\n| workers | round | default jobs/s | hand-fixed jobs/s | ratio | machine CPU per job µs: default / hand-fixed | JVM CPU per job µs: default / hand-fixed |\n|---|---|---|---|---|---|---|\n");
         long key = 899_000;
         for (int workers : new int[] {8, 32}) {
             long[] jobs = new long[2];
             long[] nanos = new long[2];
             long[] machine = new long[2];
             long[] jvm = new long[2];
-            for (int r = 0; r < rounds; r++) {
+            for (int r = -warmup; r < rounds; r++) {
+                boolean counted = r >= 0;
                 double[] perSecond = new double[2];
                 double[][] cpu = new double[2][2];
                 for (int i = 0; i < 2; i++) {
-                    int variant = (r % 2 == 0) == (i == 0) ? EMULATE_ONE : HAND_FIXED; // turning order
+                    int variant = (Math.floorMod(r, 2) == 0) == (i == 0) ? EMULATE_ONE : HAND_FIXED; // turning order
                     long[] got = ownKeyRound(bed, variant == EMULATE_ONE ? defaults : pool, variant, workers, key, roundMillis);
                     int at = variant == EMULATE_ONE ? 0 : 1;
-                    jobs[at] += got[0];
-                    nanos[at] += got[1];
-                    machine[at] += got[2];
-                    jvm[at] += got[3];
+                    if (counted) {
+                        jobs[at] += got[0];
+                        nanos[at] += got[1];
+                        machine[at] += got[2];
+                        jvm[at] += got[3];
+                    }
                     perSecond[at] = got[0] * 1e9 / got[1];
                     cpu[at][0] = got[2] / (double) Math.max(1, got[0]);
                     cpu[at][1] = got[3] / (double) Math.max(1, got[0]);
                 }
                 key += 100;
-                MD.append(String.format(Locale.ROOT, "| %d | %d | %.0f | %.0f | %.2f | %.0f / %.0f | %.0f / %.0f |%n", workers,
-                        r + 1, perSecond[0], perSecond[1], perSecond[0] / perSecond[1], cpu[0][0], cpu[1][0], cpu[0][1], cpu[1][1]));
+                MD.append(String.format(Locale.ROOT, "| %d | %s | %.0f | %.0f | %.2f | %.0f / %.0f | %.0f / %.0f |%n", workers,
+                        counted ? String.valueOf(r + 1) : "w" + (r + warmup + 1), perSecond[0], perSecond[1], perSecond[0] / perSecond[1], cpu[0][0], cpu[1][0], cpu[0][1], cpu[1][1]));
             }
             double ratio = (jobs[0] * 1e9 / nanos[0]) / (jobs[1] * 1e9 / nanos[1]);
             MD.append(String.format(Locale.ROOT, "| %d | all | %.0f | %.0f | **%.2f** | %.0f / %.0f | %.0f / %.0f |%n", workers,

@@ -430,8 +430,9 @@ public final class Emulation {
     }
 
     /**
-     * Application close (for good) or a pool's return: a connection owner's locks end with it (reported,
-     * with where they were taken); a pooled thread's stay with the thread.
+     * Application close (for good) or a pool's return: a connection owner's locks end with it (a close as a
+     * session's end on PostgreSQL, said at WARN; a return as a leak, at ERROR with the stack where it was
+     * taken); a pooled thread's stay with the thread.
      */
     public void letGo(boolean forGood) {
         if (holder == null) {
@@ -441,9 +442,10 @@ public final class Emulation {
         forgetVenue();
         if (connectionOwner != null) {
             List<HeldLock> owned = holder.releaseOwner(connectionOwner, forGood);
-            if (!owned.isEmpty()) {
-                reporter.reportOwnerGone(owned, connectionOwner.calls(), "connection " + id
-                        + (forGood ? " (closed)" : " (returned to its pool)"));
+            if (!owned.isEmpty() && forGood) {
+                reporter.reportSessionEnded(owned, connectionOwner.calls(), "connection " + id + " (closed)");
+            } else if (!owned.isEmpty()) {
+                reporter.reportOwnerGone(owned, connectionOwner.calls(), "connection " + id + " (returned to its pool)");
             }
             connectionOwner.calls().clear();
             if (forGood && !closed) {

@@ -71,7 +71,7 @@ final class ShapeExecution {
             record();
             Outcome outcome = shape.form() == LockShape.Form.ROWS ? rows() : oneRow();
             if (warnings != null) {
-                UnlockWatch.notHeldInEmulate(warnings, shape.sql(), context.reporter, context.settings, owner);
+                UnlockWatch.notHeldInEmulate(warnings, shape.sql(), context.reporter, context.settings, owner, owner.ofThread());
             }
             return outcome;
         } catch (SQLException | RuntimeException e) {

@@ -90,7 +90,7 @@ abstract class GuardedStatement<T extends Statement> implements Statement {
             return null;
         }
         Statement s = answers.pieceStatement();
-        s.execute(sql + "\n;\n" + fence); // the newline ends a line comment the text may end in
+        connection.executeFenced(s, sql, fence);
         return s;
     }
 

@@ -85,8 +85,31 @@ public final class LeakReporter {
     }
 
     /**
-     * emulate: locks the lock holder held for an owner that is gone ({@code why}: its connection closed,
-     * its thread ended) are released; each is reported with the call that took it.
+     * emulate: a connection that owned locks closed, and its locks went with it, as PostgreSQL ends a
+     * session's locks with the session: what happened, and where each was taken, at WARN without a stack (a
+     * pool that closes its connections at shutdown ends a leader's lock so, as it should). The event is published
+     * as for any released lock.
+     */
+    public void reportSessionEnded(List<HeldLock> held, RecentCalls calls, String connection) {
+        for (HeldLock lock : held) {
+            LockCall taker = Attribution.takerOf(lock, calls.list());
+            String site = taker == null ? "an unknown place (older than the last " + RecentCalls.MAX
+                    + " calls kept)" : CallSite.describe(taker.takenAt());
+            String message = "session advisory lock " + lock.key() + " (" + lock.mode() + times(lock) + "), taken at "
+                    + site + ", ended with " + connection + ", as PostgreSQL ends a session's locks when the session"
+                    + " ends (lockhygiene.mode=emulate). Nothing to do if the lock was meant to last as long as the"
+                    + " connection; otherwise unlock it when the work it guards is done.";
+            ReportLog.warn("ended@" + site, "session locks ended with their connection, taken at " + site, lock.key(),
+                    "LockHygiene: {}", message);
+            publish(EventType.LEAK_RELEASED, taker == null ? null : taker.function().sqlName(), lock.key(), lock.mode(),
+                    taker == null ? null : taker.sql(), message, taker == null ? null : taker.takenAt());
+        }
+    }
+
+    /**
+     * emulate: locks the lock holder held for an owner that is gone and cannot unlock them any more ({@code
+     * why}: its thread ended, its connection went back to a pool) are released; each is reported with the call
+     * that took it, stack and all.
      */
     public void reportOwnerGone(List<HeldLock> held, RecentCalls calls, String why) {
         for (HeldLock lock : held) {

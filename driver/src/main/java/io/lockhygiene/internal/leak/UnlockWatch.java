@@ -118,14 +118,14 @@ public final class UnlockWatch {
 
     /**
      * emulate answered an unlock with false, as PostgreSQL answers a session that does not hold the lock:
-     * the owner (the connection, or the thread of a pool) never took it, or let it go already. Said once per
+     * the owner ({@code threadOwns}: the thread of a pool; else the connection) never took it, or let it go already. Said once per
      * call site; emulate is in use, so the advice is about the code, not the mode.
      */
     public static void notHeldInEmulate(SQLWarning warnings, String sql, LeakReporter reporter,
-                                        io.lockhygiene.settings.Settings settings, Object owner) {
+                                        io.lockhygiene.settings.Settings settings, Object owner, boolean threadOwns) {
         Throwable here = CallSite.capture("unlock of a lock its owner does not hold sent here");
         String site = CallSite.describe(here);
-        String message = EmulateMessages.unlockNotHeld(site, warnings.getMessage(), owner);
+        String message = EmulateMessages.unlockNotHeld(site, warnings.getMessage(), owner, threadOwns);
         if (LOGGED_SITES.size() < MAX_SITES && LOGGED_SITES.add("emulate@" + site)) {
             Log.warn("LockHygiene: {} SQL: {}", message, settings.loggable(sql));
         }

@@ -54,6 +54,11 @@ public final class LockOwner {
         holding = now;
     }
 
+    /** True for the thread of a pool (a lock taken on any of its borrows is the thread's), false for a connection. */
+    public boolean ofThread() {
+        return thread != null;
+    }
+
     /** A thread owner whose thread has ended: nobody can unlock its locks any more. */
     public boolean isGone() {
         if (thread == null) {

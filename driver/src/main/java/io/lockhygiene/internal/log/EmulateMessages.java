@@ -193,7 +193,6 @@ public final class EmulateMessages {
                 + " entry with pool_mode=session and room for two servers.";
     }
 
-    /** WARN once per call site (UNLOCK_NOT_HELD): an unlock the owner had nothing to release for. */
     /**
      * A lock holder's session through a session-mode pooler entry found no server within the pooler's wait (its
      * pool is smaller than the processes that hold or wait for locks at once): SQLState 53300, as PostgreSQL's
@@ -207,11 +206,24 @@ public final class EmulateMessages {
                 + " taken.";
     }
 
-    public static String unlockNotHeld(String site, String postgresWarning, Object owner) {
-        return "an advisory unlock at " + site + " returned false (lockhygiene.mode=emulate answers it as PostgreSQL"
-                + " answers a session that does not hold the lock: \"" + postgresWarning + "\"): " + owner + " does not"
-                + " hold it. It was never taken by this owner, or was released already; with a connection pool a lock"
-                + " belongs to the thread that took it. Fix: unlock only what this connection or thread locked, once"
-                + " per lock.";
+    /**
+     * WARN once per call site: emulate answered an unlock false. Who owns a lock decides what went wrong: a thread
+     * (behind a wrapped pool) or a connection (the URL's, as on PostgreSQL, where borrow-per-call code unlocks on
+     * another connection); the fix named is the one for that owner.
+     */
+    public static String unlockNotHeld(String site, String postgresWarning, Object owner, boolean threadOwns) {
+        String head = "an advisory unlock at " + site + " returned false (lockhygiene.mode=emulate answers it as"
+                + " PostgreSQL answers a session that does not hold the lock: \"" + postgresWarning + "\"): " + owner
+                + " does not hold it. ";
+        if (threadOwns) {
+            return head + "Behind this pool a lock belongs to the thread that took it, so an unlock on another thread,"
+                    + " or a second unlock, finds nothing to release. Fix: unlock on the thread that locked, once per"
+                    + " lock.";
+        }
+        return head + "Here a lock belongs to the connection that took it, as on PostgreSQL, so an unlock on another"
+                + " connection (a pool's next borrow, say) or a second unlock finds nothing to release. Fix: lock and"
+                + " unlock on one connection; or, where a pool lends the connections, wrap the pool's DataSource in"
+                + " LockHygieneDataSource (the Spring Boot starter and the agent do it for you), and a"
+                + " lock belongs to the thread across borrows.";
     }
 }

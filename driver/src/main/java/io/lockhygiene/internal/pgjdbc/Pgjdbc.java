@@ -187,6 +187,60 @@ public final class Pgjdbc {
         }
     }
 
+    /**
+     * pgjdbc's parse of a text, apart from its execution: BaseConnection.getQueryExecutor(), its
+     * createQueryKey(sql, escapes, not parameterized) and createQueryByKey; BaseStatement.executeWithFlags of
+     * the parsed query; PGStatement.setPrepareThreshold. Per pgjdbc class (its loader's pgjdbc); null where
+     * pgjdbc has none of it.
+     */
+    private static final ClassValue<Method[]> PARSE = new ClassValue<Method[]>() {
+        @Override
+        protected Method[] computeValue(Class<?> pgjdbcType) {
+            try {
+                ClassLoader cl = pgjdbcType.getClassLoader();
+                Class<?> connection = Class.forName("org.postgresql.core.BaseConnection", false, cl);
+                Class<?> executor = Class.forName("org.postgresql.core.QueryExecutor", false, cl);
+                Class<?> cached = Class.forName("org.postgresql.core.CachedQuery", false, cl);
+                Class<?> statement = Class.forName("org.postgresql.core.BaseStatement", false, cl);
+                Class<?> pgStatement = Class.forName("org.postgresql.PGStatement", false, cl);
+                return new Method[] {connection.getMethod("getQueryExecutor"),
+                        executor.getMethod("createQueryKey", String.class, boolean.class, boolean.class, String[].class),
+                        executor.getMethod("createQueryByKey", Object.class),
+                        statement.getMethod("executeWithFlags", cached, int.class),
+                        pgStatement.getMethod("setPrepareThreshold", int.class)};
+            } catch (ReflectiveOperationException | LinkageError | RuntimeException e) {
+                return null;
+            }
+        }
+    };
+
+    /**
+     * {@code sql} parsed by pgjdbc as a Statement's text is (escapes processed, no {@code ?} parameters), to be
+     * run many times by {@link #executeParsed} without pgjdbc parsing it again each time; null when this pgjdbc
+     * cannot (then run the text).
+     */
+    public static Object parse(Connection c, String sql) throws SQLException {
+        Object base = OWN_CONNECTION.get(c.getClass()) ? c : unwrap(c, "org.postgresql.core.BaseConnection");
+        Method[] api = PARSE.get(base.getClass());
+        if (api == null) {
+            return null;
+        }
+        Object executor = invoke(api[0], base);
+        return invoke(api[2], executor, invoke(api[1], executor, sql, true, false, null));
+    }
+
+    /**
+     * Runs a text {@link #parse} made, on statement {@code s} of the same connection, as an execution of its text
+     * would run: one-shot (an unnamed server statement, never a prepared one, as pgjdbc sends a Statement's
+     * text), whatever times it runs. Returns what execute returns.
+     */
+    public static boolean executeParsed(Statement s, Object parsed) throws SQLException {
+        Object base = unwrapStatement(s);
+        Method[] api = PARSE.get(base.getClass());
+        invoke(api[4], base, 0);
+        return (Boolean) invoke(api[3], base, parsed, 0);
+    }
+
     /** PGConnection.getBackendPID(): the pid PgBouncer or PostgreSQL announced at connect. */
     public static int backendPid(Connection c) throws SQLException {
         Object pg = unwrap(c, "org.postgresql.PGConnection");

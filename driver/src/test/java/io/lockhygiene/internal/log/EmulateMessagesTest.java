@@ -125,14 +125,22 @@ class EmulateMessagesTest {
     }
 
     @Test
-    void anUnlockOfNothingSaysWhoseLockItIs() {
-        assertEquals("an advisory unlock at Jobs.run(Jobs.java:42) returned false (lockhygiene.mode=emulate answers it"
+    void anUnlockOfNothingSaysWhoseLockItIsAndTheFixForThatOwner() {
+        String head = "an advisory unlock at Jobs.run(Jobs.java:42) returned false (lockhygiene.mode=emulate answers it"
                 + " as PostgreSQL answers a session that does not hold the lock: \"you don't own a lock of type"
-                + " ExclusiveLock\"): thread worker-1 does not hold it. It was never taken by this owner, or was"
-                + " released already; with a connection pool a lock belongs to the thread that took it. Fix: unlock"
-                + " only what this connection or thread locked, once per lock.",
+                + " ExclusiveLock\"): ";
+        assertEquals(head + "thread \"worker-1\" does not hold it. Behind this pool a lock belongs to the thread that"
+                + " took it, so an unlock on another thread, or a second unlock, finds nothing to release. Fix: unlock on"
+                + " the thread that locked, once per lock.",
                 EmulateMessages.unlockNotHeld("Jobs.run(Jobs.java:42)", "you don't own a lock of type ExclusiveLock",
-                        "thread worker-1"));
+                        "thread \"worker-1\"", true));
+        assertEquals(head + "lh-7 does not hold it. Here a lock belongs to the connection that took it, as on"
+                + " PostgreSQL, so an unlock on another connection (a pool's next borrow, say) or a second unlock finds"
+                + " nothing to release. Fix: lock and unlock on one connection; or, where a pool lends the connections,"
+                + " wrap the pool's DataSource in LockHygieneDataSource (the Spring Boot starter and the agent do it for"
+                + " you), and a lock belongs to the thread across borrows.",
+                EmulateMessages.unlockNotHeld("Jobs.run(Jobs.java:42)", "you don't own a lock of type ExclusiveLock",
+                        "lh-7", false));
     }
 
     /** No sentence carries a Java field path (what a mechanical rename leaves behind: "holder.released"). */
@@ -146,7 +154,8 @@ class EmulateMessagesTest {
                 EmulateMessages.holderCannotBorrow("e", "x"), EmulateMessages.holderUrlUnreachable("u", "x"),
                 EmulateMessages.holderUrlNoDriver("u"), EmulateMessages.holderUrlOtherDatabase("u", "a", "b"),
                 EmulateMessages.holderUrlTransactionPooler("u"), EmulateMessages.holderUrlPoolingUnknown("u", 5, "x"),
-                EmulateMessages.unlockNotHeld("s", "w", "o"), EmulateMessages.commitFenced("o", List.of(KEY)));
+                EmulateMessages.unlockNotHeld("s", "w", "o", true),
+                EmulateMessages.unlockNotHeld("s", "w", "o", false), EmulateMessages.commitFenced("o", List.of(KEY)));
         Pattern codePath = Pattern.compile("\\b([a-z]+)\\.([a-z][A-Za-z]*)\\b");
         for (String m : all) {
             Matcher x = codePath.matcher(m);

@@ -51,7 +51,7 @@ final class LocalBinariesBed implements RunningBed {
     /** Checks the prerequisites without starting anything; the message names the install command. */
     static Optional<String> missingPrerequisites() {
         List<String> missing = new ArrayList<>();
-        if (Processes.findPostgresBin().isEmpty()) {
+        if (PostgresBinaries.requestedMajor().isEmpty() && Processes.findPostgresBin().isEmpty()) {
             missing.add("PostgreSQL server binaries (initdb, pg_ctl, postgres on PATH or under /usr/lib/postgresql/*/bin)");
         }
         if (Processes.findPgBouncer().isEmpty()) {
@@ -65,7 +65,8 @@ final class LocalBinariesBed implements RunningBed {
     }
 
     static LocalBinariesBed start(Path requestedDir) {
-        Path pgBin = Processes.findPostgresBin().orElseThrow(() -> new BedException(missingPrerequisites().orElseThrow()));
+        Path pgBin = PostgresBinaries.requestedBin().or(Processes::findPostgresBin)
+                .orElseThrow(() -> new BedException(missingPrerequisites().orElseThrow()));
         Path pgbouncer = Processes.findPgBouncer().orElseThrow(() -> new BedException(missingPrerequisites().orElseThrow()));
         Processes processes = Processes.forCurrentUser();
         Path dir = BedFiles.chooseDirectory(processes, requestedDir);
@@ -110,7 +111,8 @@ final class LocalBinariesBed implements RunningBed {
                 .append("max_connections = 300\n")
                 .append("fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n")
                 .append("log_min_messages = warning\n");
-        if (Files.exists(pgBin.getParent().resolve("lib/pg_stat_statements.so"))) {
+        if (Files.exists(pgBin.getParent().resolve("lib/pg_stat_statements.so"))
+                || Files.exists(pgBin.getParent().resolve("lib/postgresql/pg_stat_statements.so"))) {
             conf.append("shared_preload_libraries = 'pg_stat_statements'\n");
         }
         BedFiles.append(data.resolve("postgresql.conf"), conf.toString());

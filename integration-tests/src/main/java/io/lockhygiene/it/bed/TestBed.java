@@ -55,15 +55,57 @@ public final class TestBed implements AutoCloseable {
                         + "[lockhygiene test bed] direct %s | transaction pool %s | session pool %s%n",
                 e.source(), e.postgresVersion(), e.pgbouncerVersion(), (System.nanoTime() - t0) / 1_000_000,
                 e.url(Route.DIRECT), e.url(Route.TRANSACTION_POOL), e.url(Route.SESSION_POOL));
+        record(bed);
         return bed;
+    }
+
+    /** Where the bed writes what it ran on (for docs/compatibility.md's generated table); unset: nowhere. */
+    public static final String RECORD_PROPERTY = "testbed.record";
+
+    /**
+     * Writes {@code <testbed.record>/postgres-<major or system>.properties}: the server's and both PgBouncers'
+     * versions, pgjdbc's and Java's, as this run saw them. {@code CompatibilityTable} turns the records of a
+     * run and its test reports into the table, so that the table says only what a run proved.
+     */
+    private static void record(TestBed bed) {
+        String dir = System.getProperty(RECORD_PROPERTY);
+        if (dir == null || dir.isBlank()) {
+            return;
+        }
+        Properties p = new Properties();
+        BedEndpoints e = bed.endpoints();
+        p.setProperty("postgres", e.postgresVersion());
+        p.setProperty("binaries", PostgresBinaries.requestedMajor().map(m -> "Maven Central (" + PostgresBinaries.GROUP
+                + ":" + PostgresBinaries.ARTIFACT + ")").orElse("the machine's own"));
+        p.setProperty("pgbouncer", e.pgbouncerVersion());
+        String current = bed.currentPgBouncerVersion();
+        p.setProperty("pgbouncerCurrent", current == null ? "" : current);
+        p.setProperty("pgjdbc", org.postgresql.util.DriverInfo.DRIVER_VERSION);
+        p.setProperty("java", System.getProperty("java.specification.version"));
+        try {
+            java.nio.file.Path out = Paths.get(dir);
+            java.nio.file.Files.createDirectories(out);
+            try (java.io.Writer w = java.nio.file.Files.newBufferedWriter(out.resolve("postgres-"
+                    + PostgresBinaries.requestedMajor().orElse("system") + ".properties"))) {
+                p.store(w, null);
+            }
+        } catch (java.io.IOException ex) {
+            throw new BedException("Could not write the bed's record into " + dir + ": " + ex.getMessage(), ex);
+        }
     }
 
     private static RunningBed provision() {
         Optional<EnvironmentBed> fromEnv = EnvironmentBed.fromEnvironment(System::getenv);
         if (fromEnv.isPresent()) {
+            if (PostgresBinaries.requestedMajor().isPresent()) {
+                throw new BedException(PostgresBinaries.PROPERTY + " names a PostgreSQL major, and " + EnvironmentBed.DIRECT
+                        + " names servers of your own: unset one of them");
+            }
             return fromEnv.get();
         }
-        if (!"local".equals(System.getProperty(SOURCE_PROPERTY)) && ContainerBed.dockerAnswers()) {
+        // a named major runs from PostgreSQL's binaries on Maven Central, never a container's image
+        if (PostgresBinaries.requestedMajor().isEmpty() && !"local".equals(System.getProperty(SOURCE_PROPERTY))
+                && ContainerBed.dockerAnswers()) {
             return new ContainerBed();
         }
         Optional<String> missing = LocalBinariesBed.missingPrerequisites();
