@@ -63,9 +63,11 @@ public final class TestBed implements AutoCloseable {
     public static final String RECORD_PROPERTY = "testbed.record";
 
     /**
-     * Writes {@code <testbed.record>/postgres-<major or system>.properties}: the server's and both PgBouncers'
-     * versions, pgjdbc's and Java's, as this run saw them. {@code CompatibilityTable} turns the records of a
-     * run and its test reports into the table, so that the table says only what a run proved.
+     * Writes {@code <testbed.record>/<testbed.recordName>.properties} (by default {@code postgres-<major or
+     * system>}): the server's and both PgBouncers' versions, pgjdbc's and Java's, as this run saw them, the client
+     * the tests ran ({@code testbed.client}, e.g. a Spring Boot version; empty for the suite itself) and where
+     * their reports go ({@code testbed.reports}). {@code CompatibilityTable} turns a run's records and reports into
+     * docs/compatibility.md's tables, so that they say only what a run proved.
      */
     private static void record(TestBed bed) {
         String dir = System.getProperty(RECORD_PROPERTY);
@@ -82,11 +84,13 @@ public final class TestBed implements AutoCloseable {
         p.setProperty("pgbouncerCurrent", current == null ? "" : current);
         p.setProperty("pgjdbc", org.postgresql.util.DriverInfo.DRIVER_VERSION);
         p.setProperty("java", System.getProperty("java.specification.version"));
+        p.setProperty("client", System.getProperty("testbed.client", ""));
+        p.setProperty("reports", System.getProperty("testbed.reports", ""));
         try {
             java.nio.file.Path out = Paths.get(dir);
             java.nio.file.Files.createDirectories(out);
-            try (java.io.Writer w = java.nio.file.Files.newBufferedWriter(out.resolve("postgres-"
-                    + PostgresBinaries.requestedMajor().orElse("system") + ".properties"))) {
+            String name = System.getProperty("testbed.recordName", "postgres-" + PostgresBinaries.requestedMajor().orElse("system"));
+            try (java.io.Writer w = java.nio.file.Files.newBufferedWriter(out.resolve(name + ".properties"))) {
                 p.store(w, null);
             }
         } catch (java.io.IOException ex) {
