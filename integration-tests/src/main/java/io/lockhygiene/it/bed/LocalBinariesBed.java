@@ -285,6 +285,11 @@ final class LocalBinariesBed implements RunningBed {
         return url;
     }
 
+    /** True once a PgBouncer of 1.21 or later ran here (the prepared pool, or the current worker pool). */
+    boolean currentPgBouncerStarted() {
+        return preparedVersion != null || currentWorkerUrl != null;
+    }
+
     @Override
     public String currentPgBouncerVersion() {
         return Processes.findCurrentPgBouncer().map(Processes::pgbouncerVersion).orElse(null);

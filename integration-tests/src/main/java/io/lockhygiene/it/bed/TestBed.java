@@ -55,7 +55,6 @@ public final class TestBed implements AutoCloseable {
                         + "[lockhygiene test bed] direct %s | transaction pool %s | session pool %s%n",
                 e.source(), e.postgresVersion(), e.pgbouncerVersion(), (System.nanoTime() - t0) / 1_000_000,
                 e.url(Route.DIRECT), e.url(Route.TRANSACTION_POOL), e.url(Route.SESSION_POOL));
-        record(bed);
         return bed;
     }
 
@@ -63,8 +62,8 @@ public final class TestBed implements AutoCloseable {
     public static final String RECORD_PROPERTY = "testbed.record";
 
     /**
-     * Writes {@code <testbed.record>/<testbed.recordName>.properties} (by default {@code postgres-<major or
-     * system>}): the server's and both PgBouncers' versions, pgjdbc's and Java's, as this run saw them, the client
+     * Writes, when the bed closes, {@code <testbed.record>/<testbed.recordName>.properties} (by default {@code
+     * postgres-<major or system>}): the server's version and those of the PgBouncers that ran, pgjdbc's and Java's, as this run saw them, the client
      * the tests ran ({@code testbed.client}, e.g. a Spring Boot version; empty for the suite itself) and where
      * their reports go ({@code testbed.reports}). {@code CompatibilityTable} turns a run's records and reports into
      * docs/compatibility.md's tables, so that they say only what a run proved.
@@ -81,7 +80,8 @@ public final class TestBed implements AutoCloseable {
                 + ":" + PostgresBinaries.ARTIFACT + ")").orElse("the machine's own"));
         p.setProperty("pgbouncer", e.pgbouncerVersion());
         String current = bed.currentPgBouncerVersion();
-        p.setProperty("pgbouncerCurrent", current == null ? "" : current);
+        boolean ran = !(bed.running instanceof LocalBinariesBed) || ((LocalBinariesBed) bed.running).currentPgBouncerStarted();
+        p.setProperty("pgbouncerCurrent", current == null || !ran ? "" : current);
         p.setProperty("pgjdbc", org.postgresql.util.DriverInfo.DRIVER_VERSION);
         p.setProperty("java", System.getProperty("java.specification.version"));
         p.setProperty("client", System.getProperty("testbed.client", ""));
@@ -90,7 +90,19 @@ public final class TestBed implements AutoCloseable {
             java.nio.file.Path out = Paths.get(dir);
             java.nio.file.Files.createDirectories(out);
             String name = System.getProperty("testbed.recordName", "postgres-" + PostgresBinaries.requestedMajor().orElse("system"));
-            try (java.io.Writer w = java.nio.file.Files.newBufferedWriter(out.resolve(name + ".properties"))) {
+            java.nio.file.Path file = out.resolve(name + ".properties");
+            if (!ran && java.nio.file.Files.exists(file)) {
+                // an earlier JVM of the same tests (a fork per class) may have run the current PgBouncer: kept
+                Properties earlier = new Properties();
+                try (java.io.Reader r = java.nio.file.Files.newBufferedReader(file)) {
+                    earlier.load(r);
+                }
+                if (p.getProperty("reports").equals(earlier.getProperty("reports"))
+                        && !earlier.getProperty("pgbouncerCurrent", "").isEmpty()) {
+                    p.setProperty("pgbouncerCurrent", earlier.getProperty("pgbouncerCurrent"));
+                }
+            }
+            try (java.io.Writer w = java.nio.file.Files.newBufferedWriter(file)) {
                 p.store(w, null);
             }
         } catch (java.io.IOException ex) {
@@ -239,6 +251,11 @@ public final class TestBed implements AutoCloseable {
             return;
         }
         closed = true;
+        try {
+            record(this); // at the end: which PgBouncers ran is known now
+        } catch (RuntimeException e) {
+            System.err.println("[lockhygiene test bed] " + e.getMessage());
+        }
         try {
             Runtime.getRuntime().removeShutdownHook(shutdownHook);
         } catch (IllegalStateException alreadyShuttingDown) {

@@ -31,6 +31,10 @@ public final class CompatibilityTable {
     }
 
     private record Row(String name, Properties p, int[] counts) {
+        String ran() {
+            return counts[0] + (counts[0] == 1 ? " test" : " tests") + " in " + counts[2] + (counts[2] == 1 ? " class" : " classes");
+        }
+
         String result() {
             return counts[1] == 0 ? "passed" : "**failed: " + counts[1] + "**";
         }
@@ -85,20 +89,20 @@ public final class CompatibilityTable {
             String client = r.p.getProperty("client", "");
             if (client.isEmpty()) {
                 String what = r.machines() ? "the whole suite" : "the matrix (`matrix.tests`)";
-                majors.put(r.major(), String.format(Locale.ROOT, "| %s | %s | %s | %s: %d tests in %d classes | %s |",
-                        r.postgres(), r.machines() ? "the machine's" : "Maven Central", r.bouncers(), what, r.counts[0],
-                        r.counts[2], r.result()));
+                majors.put(r.major(), String.format(Locale.ROOT, "| %s | %s | %s | %s: %s | %s |",
+                        r.postgres(), r.machines() ? "the machine's" : "Maven Central", r.bouncers(), what, r.ran(),
+                        r.result()));
             } else {
-                clients.put(client, String.format(Locale.ROOT, "| %s | %s | %s | %d tests in %d classes | %s |", client,
-                        r.postgres(), r.bouncers(), r.counts[0], r.counts[2], r.result()));
+                clients.put(client, String.format(Locale.ROOT, "| %s | %s | %s | %s | %s |", client,
+                        r.postgres(), r.bouncers(), r.ran(), r.result()));
             }
             pgjdbc = r.p.getProperty("pgjdbc");
             java = r.p.getProperty("java");
         }
         StringBuilder b = new StringBuilder(BEGIN).append('\n');
-        b.append("| PostgreSQL | binaries | PgBouncer | what ran | result |\n|---|---|---|---|---|\n");
+        b.append("| PostgreSQL | binaries | PgBouncers that ran | what ran | result |\n|---|---|---|---|---|\n");
         majors.values().forEach(r -> b.append(r).append('\n'));
-        b.append("\n| client | PostgreSQL | PgBouncer | what ran | result |\n|---|---|---|---|---|\n");
+        b.append("\n| client | PostgreSQL | PgBouncers that ran | what ran | result |\n|---|---|---|---|---|\n");
         clients.values().forEach(r -> b.append(r).append('\n'));
         if (pgjdbc != null) {
             b.append("\nEvery row: pgjdbc ").append(pgjdbc).append(", the tests' JVM Java ").append(java).append(".\n");
