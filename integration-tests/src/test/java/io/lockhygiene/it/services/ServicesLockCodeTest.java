@@ -314,16 +314,23 @@ class ServicesLockCodeTest {
             assertEquals(0, r.failedUnlocks(), r.toString());
             assertTrue(bed.admin().awaitReleased(key, 5_000).isEmpty(), "nothing left held");
         }
-        long control = 46_460_202L;
-        try (HikariDataSource a = pool(bed.url(Route.TRANSACTION_POOL), 2);
-             HikariDataSource b = pool(bed.url(Route.TRANSACTION_POOL), 2)) {
-            BorrowsScenario.Result r = twoInstances(a, b, control);
-            boolean left = !bed.admin().holdersOf(control).isEmpty();
-            System.out.println("[services] patch step, two instances, plain pgjdbc (control): " + r + ", left: " + left);
-            assertTrue(r.overlapping() > 0 || r.failedUnlocks() > 0 || left, r.toString());
-        } finally {
-            bed.admin().terminateHoldersOf(control);
+        // the control's failure depends on which pooled server each borrow's statement meets (PgBouncer reuses the
+        // server released last, so a quiet moment can put a try and its unlock on the same one): up to three runs
+        boolean broke = false;
+        for (int attempt = 1; attempt <= 3 && !broke; attempt++) {
+            long control = 46_460_202L + attempt;
+            try (HikariDataSource a = pool(bed.url(Route.TRANSACTION_POOL), 2);
+                 HikariDataSource b = pool(bed.url(Route.TRANSACTION_POOL), 2)) {
+                BorrowsScenario.Result r = twoInstances(a, b, control);
+                boolean left = !bed.admin().holdersOf(control).isEmpty();
+                System.out.println("[services] patch step, two instances, plain pgjdbc (control), run " + attempt + ": " + r
+                        + ", left: " + left);
+                broke = r.overlapping() > 0 || r.failedUnlocks() > 0 || left;
+            } finally {
+                bed.admin().terminateHoldersOf(control);
+            }
         }
+        assertTrue(broke, "the control shows the failure (overlaps, failed unlocks or a lock left) in one of three runs");
     }
 
     /** 8 threads, the first four of instance {@code a}, the others of {@code b}: try, patch (20 ms), unlock. */
@@ -457,11 +464,16 @@ class ServicesLockCodeTest {
         assertEquals(0, t.failedUnlocks.get(), t.toString());
         assertTrue(bed.admin().awaitReleased(hashtext(name), 5_000).isEmpty(), "nothing left held");
 
-        String control = "lh46-c-nightly-report";
-        Tally p = namedLockRuns(bed.url(Route.TRANSACTION_POOL), control);
-        boolean left = !bed.admin().holdersOf(hashtext(control)).isEmpty();
-        System.out.println("[services] named-lock library, plain pgjdbc (control): " + p + ", left: " + left);
-        assertTrue(p.overlaps.get() > 0 || p.failedUnlocks.get() > 0 || left, p.toString());
-        bed.admin().terminateHoldersOf(hashtext(control));
+        boolean broke = false; // the control's failure depends on the servers its statements meet: up to three runs
+        for (int attempt = 1; attempt <= 3 && !broke; attempt++) {
+            String control = "lh46-c-nightly-report-" + attempt;
+            Tally p = namedLockRuns(bed.url(Route.TRANSACTION_POOL), control);
+            boolean left = !bed.admin().holdersOf(hashtext(control)).isEmpty();
+            System.out.println("[services] named-lock library, plain pgjdbc (control), run " + attempt + ": " + p
+                    + ", left: " + left);
+            broke = p.overlaps.get() > 0 || p.failedUnlocks.get() > 0 || left;
+            bed.admin().terminateHoldersOf(hashtext(control));
+        }
+        assertTrue(broke, "the control shows the failure in one of three runs");
     }
 }
