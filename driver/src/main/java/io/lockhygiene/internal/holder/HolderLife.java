@@ -32,7 +32,20 @@ final class HolderLife {
     private final AtomicBoolean starvationTold = new AtomicBoolean();
     private final AtomicBoolean roundFailureTold = new AtomicBoolean();
     private final AtomicInteger users = new AtomicInteger();
-    private final HolderWatchdog.Watched watch = this::round;
+    private final HolderWatchdog.Watched watch = new HolderWatchdog.Watched() {
+        @Override
+        public boolean round() {
+            return HolderLife.this.round();
+        }
+
+        @Override
+        public boolean usedSinceRoundBegan() {
+            return uses.get() != usesAtRound;
+        }
+    };
+    /** Uses so far, and as the current (or last) watchdog round began: see {@link HolderWatchdog.Watched}. */
+    private final java.util.concurrent.atomic.AtomicLong uses = new java.util.concurrent.atomic.AtomicLong();
+    private volatile long usesAtRound;
     /** Set by the holder once its parts exist (they and this refer to each other). */
     private MainSession[] batches;
     private ServerQueue waits;
@@ -55,6 +68,7 @@ final class HolderLife {
      * watches, so that sessions that end up holding nothing are closed once the linger has passed.
      */
     void used() {
+        uses.incrementAndGet();
         lastUse = System.nanoTime();
         HolderWatchdog.watch(watch);
     }
@@ -220,6 +234,7 @@ final class HolderLife {
      * @return false when there is nothing left to watch
      */
     boolean round() {
+        usesAtRound = uses.get();
         try {
             long now = System.nanoTime();
             boolean full = now - lastFullRound >= TimeUnit.MILLISECONDS.toNanos(HolderWatchdog.INTERVAL_MILLIS);
@@ -265,12 +280,13 @@ final class HolderLife {
             if (!idle()) {
                 return true;
             }
-            // nothing held, nothing waited for: the sessions linger, then close; watched until they are closed
-            if (!anySessionOpen()) {
-                return false;
-            }
+            // nothing held, nothing waited for: the sessions linger, then close; watched until they are closed,
+            // and through the linger after a use even with none open (the use may be opening one right now)
             if (System.nanoTime() - lastUse < lingerNanos) {
                 return true;
+            }
+            if (!anySessionOpen()) {
+                return false;
             }
             return !closeIdle();
         } catch (RuntimeException e) {

@@ -28,9 +28,15 @@ final class HolderWatchdog {
     private static ScheduledExecutorService timer;
 
     /** A holder's round; false when it has nothing left to watch. */
-    @FunctionalInterface
     interface Watched {
         boolean round();
+
+        /**
+         * Asked after a round said false and the holder left the watch: true when the holder was used after that
+         * round began. Such a use found the holder still watched and so did not add it; without this question
+         * it would be left unwatched with a session it opened (a lost wake-up), so it is watched again.
+         */
+        boolean usedSinceRoundBegan();
     }
 
     private HolderWatchdog() {
@@ -65,6 +71,9 @@ final class HolderWatchdog {
             try {
                 if (!h.round()) {
                     WATCHED.remove(h);
+                    if (h.usedSinceRoundBegan()) {
+                        watch(h);
+                    }
                 }
             } catch (RuntimeException e) {
                 // one holder's trouble must not stop the watch of the others; its round says it (HolderLife)
