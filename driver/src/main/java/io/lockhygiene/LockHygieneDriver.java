@@ -28,6 +28,9 @@ import io.lockhygiene.internal.util.Urls;
  * DriverManager (the application's own pgjdbc, never a copy of ours).
  */
 public final class LockHygieneDriver implements Driver {
+    /** The version both of our drivers report (this one and {@link LockHygienePoolDriver}). */
+    static final int MAJOR_VERSION = 0;
+    static final int MINOR_VERSION = 1;
 
     static {
         try {
@@ -132,12 +135,12 @@ public final class LockHygieneDriver implements Driver {
 
     @Override
     public int getMajorVersion() {
-        return 0;
+        return MAJOR_VERSION;
     }
 
     @Override
     public int getMinorVersion() {
-        return 1;
+        return MINOR_VERSION;
     }
 
     @Override

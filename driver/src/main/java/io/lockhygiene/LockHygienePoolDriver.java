@@ -37,8 +37,12 @@ public final class LockHygienePoolDriver implements Driver {
         if (!acceptsURL(url)) {
             return null;
         }
-        String ours = ConnectionUrl.accepts(url) ? url : ConnectionUrl.PREFIX + url.substring("jdbc:".length());
-        return LockHygieneDriver.open(ConnectionUrl.parse(ours), info, true);
+        return LockHygieneDriver.open(ConnectionUrl.parse(ours(url)), info, true);
+    }
+
+    /** {@code url} as our URL: a plain PostgreSQL URL gets our prefix. */
+    private static String ours(String url) {
+        return ConnectionUrl.accepts(url) ? url : ConnectionUrl.PREFIX + url.substring("jdbc:".length());
     }
 
     /**
@@ -59,18 +63,17 @@ public final class LockHygienePoolDriver implements Driver {
 
     @Override
     public DriverPropertyInfo[] getPropertyInfo(String url, Properties info) throws SQLException {
-        String ours = ConnectionUrl.accepts(url) ? url : ConnectionUrl.PREFIX + url.substring("jdbc:".length());
-        return new LockHygieneDriver().getPropertyInfo(ours, info);
+        return new LockHygieneDriver().getPropertyInfo(ours(url), info);
     }
 
     @Override
     public int getMajorVersion() {
-        return 0;
+        return LockHygieneDriver.MAJOR_VERSION;
     }
 
     @Override
     public int getMinorVersion() {
-        return 1;
+        return LockHygieneDriver.MINOR_VERSION;
     }
 
     @Override

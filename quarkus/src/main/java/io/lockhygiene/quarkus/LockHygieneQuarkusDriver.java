@@ -26,8 +26,15 @@ public final class LockHygieneQuarkusDriver implements Driver {
     private final LockHygienePoolDriver guarded = new LockHygienePoolDriver();
 
     @Override
-    public boolean acceptsURL(String url) throws SQLException {
-        return guarded.acceptsURL(url) || DriverManager.getDriver(url) != null;
+    public boolean acceptsURL(String url) {
+        if (guarded.acceptsURL(url)) {
+            return true;
+        }
+        try {
+            return DriverManager.getDriver(url) != null;
+        } catch (SQLException noDriver) {
+            return false; // the Driver contract: false, not an exception, for a URL nobody takes
+        }
     }
 
     @Override

@@ -275,11 +275,8 @@ class ServicesLockCodeTest {
                         () -> !bed.admin().waitersFor(key).isEmpty());
                 assertFalse(b.saidLeaderSoFar(), "one leader at a time");
                 assertEquals(1, bed.admin().holdersOf(key).size(), "one session holds the leader's lock");
-                long ended = System.nanoTime();
                 a.close(); // the leader's process ends (SIGTERM, as a deployment stops it)
-                assertTrue(b.leadsWithin(15_000), "the second takes over when the leader's process ends");
-                System.out.printf("[services] leader election, defaults: B led %d ms after A's process was told to end%n",
-                        (System.nanoTime() - ended) / 1_000_000);
+                assertTrue(b.leadsWithin(15_000), "the second takes over when the leader's process ends (bounded wait)");
             }
         }
         assertTrue(bed.admin().awaitReleased(key, 10_000).isEmpty(), "nothing left when both have ended");
