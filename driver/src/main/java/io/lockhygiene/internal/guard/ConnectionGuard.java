@@ -303,7 +303,18 @@ public final class ConnectionGuard {
         if (off) {
             return call.run(app, null);
         }
+        emulation.throwIfLockLost();
         return runs.batch(texts, app, call, situation());
+    }
+
+    /**
+     * A batch none of whose texts passed the prefilter: true when it needs no work at all. The loss of the owner's
+     * locks is told first (it clears them from the table, after which the batch would pass unfenced); an owner
+     * holding emulated locks has its autocommit batch fenced ({@link PlanRun#batch}).
+     */
+    public boolean batchPasses() throws SQLException {
+        emulation.throwIfLockLost();
+        return off || (!emulation.ownerHolds() && !watchesEveryStatement());
     }
 
     /** Application close: the return check, then emulate lets go of the connection's locks (reported). */

@@ -247,7 +247,10 @@ public final class PlanRun {
 
     /** A batch: each text's plan from the policy, recorded; wrapped like one execution when one needs it. */
     <R> R batch(List<StatementPlan> texts, Statement app, Call<R> call, Situation where) throws SQLException {
-        boolean wrap = texts.isEmpty() && LockPolicy.wrapsBatch(where, settings);
+        // an owner holding emulated locks: its autocommit batch commits in a transaction of ours whose COMMIT
+        // carries the fence, as a single statement's does
+        boolean wrap = (texts.isEmpty() && LockPolicy.wrapsBatch(where, settings))
+                || (emulation.ownerHolds() && !where.statementRunsInTransaction() && !endsTransactions(texts));
         for (StatementPlan p : texts) {
             Plan plan = LockPolicy.inBatch(p.sentScan, p.shape, where, settings);
             if (plan.action() == Plan.Action.REFUSE) {
@@ -271,6 +274,16 @@ public final class PlanRun {
         }
         ends.afterExecution(where.status());
         return result;
+    }
+
+    /** A text of the batch begins or ends a transaction itself: no transaction of ours can be around it. */
+    private static boolean endsTransactions(List<StatementPlan> texts) {
+        for (StatementPlan p : texts) {
+            if (p.sentScan.hasTransactionControl()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

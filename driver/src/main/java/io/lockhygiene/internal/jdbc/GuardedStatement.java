@@ -241,7 +241,7 @@ abstract class GuardedStatement<T extends Statement> implements Statement {
     final <R> R executeBatch(Call<R> call) throws SQLException {
         forgetAnswer();
         List<StatementPlan> plans = takeBatchPlans();
-        if (plans == null && !guard.watchesEveryStatement()) {
+        if (plans == null && guard.batchPasses()) {
             return call.run(delegate, null);
         }
         return guard.runBatch(plans == null ? Collections.emptyList() : plans, delegate, call);

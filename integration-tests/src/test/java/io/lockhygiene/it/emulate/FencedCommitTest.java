@@ -119,7 +119,7 @@ class FencedCommitTest {
             Outcome o;
             try (EventRecorder events = EventRecorder.all();
                  Connection a = bed.connectLockHygiene(Route.TRANSACTION_POOL, "lockhygiene.mode=emulate")) {
-                o = scenario(a, style == LostLockWriter.Style.AUTOCOMMIT ? 933_011 : 933_012, style);
+                o = scenario(a, 933_011 + style.ordinal(), style);
                 assertEquals(1, events.of(EventType.LOCK_LOST).size(), events.types().toString());
             }
             System.out.println("[fenced commit] emulate through the transaction pooler, " + style + ": " + o
@@ -149,7 +149,7 @@ class FencedCommitTest {
             try (com.zaxxer.hikari.HikariDataSource pool = new com.zaxxer.hikari.HikariDataSource(config);
                  io.lockhygiene.LockHygieneDataSource ds = new io.lockhygiene.LockHygieneDataSource(pool, new java.util.Properties());
                  Connection a = ds.getConnection()) {
-                o = scenario(a, style == LostLockWriter.Style.AUTOCOMMIT ? 933_031 : 933_032, style);
+                o = scenario(a, 933_031 + style.ordinal(), style);
             }
             System.out.println("[fenced commit] the DataSource wrapper, default settings, " + style + ": " + o
                     + "; first error " + o.errorAfterMillis() + " ms after the termination");

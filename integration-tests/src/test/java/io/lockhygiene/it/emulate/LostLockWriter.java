@@ -9,13 +9,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Worker A of the lost-lock scenario (issue 33): takes its job's session lock, then writes one row every
- * 5 ms, each its own commit (autocommit, a prepared INSERT) or in a transaction of its own (BEGIN, INSERT,
- * commit()), until told to stop or until a write fails: a worker whose lock is gone stops, as one whose
+ * 5 ms, each its own commit (autocommit, a prepared INSERT, or the same as a batch) or in a transaction of its own
+ * (BEGIN, INSERT, commit()), until told to stop or until a write fails: a worker whose lock is gone stops, as one whose
  * session died would. Shared by the in-process test and the agent's child JVM ({@link LostLockWriterMain}).
  */
 final class LostLockWriter {
-    /** How each row is committed. */
-    enum Style { AUTOCOMMIT, TRANSACTION }
+    /** How each row is committed: its own autocommit INSERT, a transaction of its own, a batch of one in autocommit. */
+    enum Style { AUTOCOMMIT, TRANSACTION, BATCH }
 
     /** What the writer did: rows it saw committed, and its first error (SQLState, wall-clock millis), if any. */
     static final class Result {
@@ -74,7 +74,12 @@ final class LostLockWriter {
                         current.setAutoCommit(false);
                     }
                     insert.setString(1, run);
-                    insert.executeUpdate();
+                    if (style == Style.BATCH) {
+                        insert.addBatch();
+                        insert.executeBatch();
+                    } else {
+                        insert.executeUpdate();
+                    }
                     if (style == Style.TRANSACTION) {
                         current.commit();
                         current.setAutoCommit(true);

@@ -210,18 +210,29 @@ final class R2dbcGuard {
     /** One execution of a statement of ours: the plan decided now, from where the connection stands now. */
     Flux<Result> execute(GuardedStatement st) {
         return gate.afterMany(Flux.defer(() -> {
+            Flux<Result> lost = lossOnce();
+            if (lost != null) {
+                return lost;
+            }
             if (passes(st)) {
                 return Flux.from(st.real(proxy, st.sql).execute());
-            }
-            SQLException lost = emulation == null ? null : emulation.lossOnce();
-            if (lost != null) {
-                return ends.rollbackQuietly().thenMany(Flux.error(R2dbcErrors.of(lost)));
             }
             String sql = st.sql;
             TextAnalysis analysis = sql == null || sql.isEmpty() ? null : TextAnalysis.of(sql);
             ScanResult scan = analysis == null ? ScanResult.NOTHING : analysis.scan();
             return situation().flatMapMany(where -> run(st, scan, where));
         }));
+    }
+
+    /**
+     * emulate: the loss of the owner's locks, once, when the holder saw one (a volatile read otherwise): the open
+     * transaction rolled back and the application told, as a dead session's client is. Asked before anything else
+     * of an execution: a loss clears the owner's locks from the table, after which its statements would pass as
+     * an owner's that holds nothing, unfenced, while it still believes it holds them.
+     */
+    Flux<Result> lossOnce() {
+        SQLException lost = emulation == null ? null : emulation.lossOnce();
+        return lost == null ? null : ends.rollbackQuietly().thenMany(Flux.error(R2dbcErrors.of(lost)));
     }
 
     private Flux<Result> run(GuardedStatement st, ScanResult scan, Situation where) {
