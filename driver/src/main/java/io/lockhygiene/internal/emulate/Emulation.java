@@ -189,7 +189,8 @@ public final class Emulation {
      */
     public boolean ownerBusy() {
         LockOwner o = owner();
-        return tableTransaction.active() || holder.holdsAnything(o) || (venue == null && o.hasServerTransaction());
+        // the owner's holding flag mirrors the table (written under its lock): a volatile read, no lock taken
+        return tableTransaction.active() || o.holding() || (venue == null && o.hasServerTransaction());
     }
 
     /** True while the open transaction has emulation state its end must settle. */
@@ -307,7 +308,10 @@ public final class Emulation {
      * loss instead, never an unfenced commit.
      */
     public int[] commitSeals() throws SQLException {
-        int[] seals = table == null ? null : table.commitSeals(owner());
+        // an owner that holds nothing has no seals: its flag (a volatile read) says so without the table's lock, so
+        // a reactive front end may ask on its event loop
+        LockOwner o = table == null ? null : owner();
+        int[] seals = o == null || !o.holding() ? null : table.commitSeals(o);
         throwIfLockLost();
         return seals;
     }

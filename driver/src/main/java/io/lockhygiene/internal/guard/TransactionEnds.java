@@ -19,7 +19,6 @@ import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.policy.LeakCheckSample;
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
-import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 
@@ -201,20 +200,20 @@ final class TransactionEnds {
      * @param api the JDBC API's commit() / rollback() (pgjdbc's own when no check is due), else a text
      */
     private SQLWarning endTransaction(String command, boolean api) throws SQLException {
-        int[] seals = null;
-        // a failed transaction's COMMIT is a rollback: nothing to fence (and a fence would only fail with 25P02)
-        if (TransactionControl.commits(command) && Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.OPEN) {
-            try {
-                seals = emulation.commitSeals(); // a known loss: rolled back here, never committed
-            } catch (SQLException lost) {
-                calls.clear();
-                emulation.transactionEnded();
-                throw lost;
-            }
+        boolean commitsOpen = TransactionControl.commits(command)
+                && Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.OPEN;
+        boolean check = checkAtTransactionEnd() && Pgjdbc.inTransaction(raw);
+        TransactionEnd end;
+        try {
+            end = TransactionEnd.decide(emulation, command, commitsOpen, check);
+        } catch (SQLException lost) {
+            calls.clear(); // a known loss: rolled back already (Emulation.lostBeforeCommit), never committed
+            emulation.transactionEnded();
+            throw lost;
         }
-        if (!checkAtTransactionEnd() || !Pgjdbc.inTransaction(raw)) {
-            if (seals != null) {
-                return endFenced(command, seals);
+        if (!end.checked()) {
+            if (end.fenced()) {
+                return endFenced(end);
             }
             SQLWarning warnings = null;
             if (api && "COMMIT".equals(command)) {
@@ -233,7 +232,7 @@ final class TransactionEnds {
             emulation.transactionEnded();
             return warnings;
         }
-        return endAndCheck(command, seals);
+        return endAndCheck(end);
     }
 
     /**
@@ -241,13 +240,13 @@ final class TransactionEnds {
      * if the lock holder's sessions that hold them are still there at that moment; otherwise the fence's error
      * stops it, the transaction is rolled back and the application gets 08006 naming the keys.
      */
-    private SQLWarning endFenced(String command, int[] seals) throws SQLException {
+    private SQLWarning endFenced(TransactionEnd end) throws SQLException {
         SQLWarning warnings;
         try (Statement s = raw.createStatement()) {
-            s.execute(emulation.fence(seals) + "; " + command);
+            s.execute(end.text(emulation));
             warnings = s.getWarnings();
         } catch (SQLException e) {
-            throw endedByFence(e);
+            throw endedByFence(end, e);
         } finally {
             if (pooler.assumesPooling()) {
                 calls.clear();
@@ -261,13 +260,13 @@ final class TransactionEnds {
      * A fenced end failed: the fence's failure is the loss (the transaction, aborted by it, is rolled back
      * here); any other failure is the end's own, as the application's own end would have thrown it.
      */
-    private SQLException endedByFence(SQLException e) {
+    private SQLException endedByFence(TransactionEnd end, SQLException e) {
         calls.clear(); // the transaction is over either way
-        if (!Seals.isFenceFailure(e)) {
+        SQLException lost = end.lossOf(emulation, e);
+        if (lost == null) {
             emulation.transactionEnded();
             return e;
         }
-        SQLException lost = emulation.fenceFailed(e);
         try {
             if (Pgjdbc.inTransaction(raw)) {
                 Pgjdbc.executeSimple(raw, "ROLLBACK");
@@ -283,25 +282,24 @@ final class TransactionEnds {
      * The end with the leak check in its round trip (and the fence before it, when the owner holds emulated
      * locks); locks that moved to the holder are not reported.
      */
-    private SQLWarning endAndCheck(String command, int[] seals) throws SQLException {
+    private SQLWarning endAndCheck(TransactionEnd end) throws SQLException {
         List<HeldLock> held;
         SQLWarning warnings;
         try (Statement s = raw.createStatement()) {
             // A failure here is the COMMIT's own (serialization, deferred constraint, lost connection):
             // exactly what the application's commit would have thrown, so it propagates as is.
-            String end = PgLocks.atTransactionEnd(command);
-            held = LeakReporter.readHeldLocks(s, s.execute(seals == null ? end : emulation.fence(seals) + "; " + end));
+            held = LeakReporter.readHeldLocks(s, s.execute(end.text(emulation)));
             warnings = s.getWarnings(); // the end's own: our listing gives none
         } catch (SQLException | RuntimeException e) {
-            if (e instanceof SQLException && seals != null) {
-                throw endedByFence((SQLException) e);
+            if (e instanceof SQLException && end.fenced()) {
+                throw endedByFence(end, (SQLException) e);
             }
             calls.clear(); // the transaction is over either way
             emulation.transactionEnded();
             throw e;
         }
         emulation.transactionEnded();
-        reporter.report(held, calls, "at " + command + " under transaction pooling " + how, recent);
+        reporter.report(held, calls, "at " + end.command() + " under transaction pooling " + how, recent);
         calls.clear();
         return warnings;
     }

@@ -32,7 +32,13 @@ import io.lockhygiene.internal.log.Log;
  * decides, per call, which part goes next. The owner whose statement it is is passed down, never carried.
  */
 public final class Holder implements TransactionHolds {
-    private static final long LOCAL_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /**
+     * How long a wait through the pooler sleeps between two looks at the server, at first and at most: another
+     * process's lock sends no signal, and a transaction pooler gives no session that could wait in PostgreSQL's
+     * queue, so the server is asked again after a back-off (a change of the table wakes it sooner).
+     */
+    private static final long POLL_FIRST_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    private static final long POLL_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private final HolderEndpoint endpoint;
     private final LockTable table = new LockTable();
@@ -96,7 +102,7 @@ public final class Holder implements TransactionHolds {
                            Limits limits) throws SQLException {
         boolean queued = false;
         EmulatedWait wait = null;
-        long backoff = TimeUnit.MILLISECONDS.toNanos(2);
+        long backoff = POLL_FIRST_NANOS;
         limits.beginAcquisition();
         life.used();
         try {
@@ -117,7 +123,9 @@ public final class Holder implements TransactionHolds {
                         LockOwner blocker = a.blocker;
                         wait = EmulatedWait.track(wait, owner.toString(), key, shared, EmulatedWait.Where.LOCAL,
                                 () -> String.valueOf(blocker));
-                        awaitTable(limits, a.generation, LOCAL_RECHECK_NANOS);
+                        // until the table changes (a release, a grant, a loss, the owner's close, a cancel all
+                        // signal it) or a bound of the session ends the wait; no timer looks again
+                        awaitTable(limits, a.generation, Long.MAX_VALUE);
                         continue;
                     default:
                         break;
@@ -152,7 +160,7 @@ public final class Holder implements TransactionHolds {
                 // through the pooler (or an upgrade on the key's own session): poll, holding nothing meanwhile
                 wait = EmulatedWait.track(wait, owner.toString(), key, shared, EmulatedWait.Where.POLLED, null);
                 awaitTable(limits, a.generation, backoff);
-                backoff = Math.min(backoff * 2, TimeUnit.MILLISECONDS.toNanos(50));
+                backoff = Math.min(backoff * 2, POLL_MAX_NANOS);
             }
         } finally {
             if (queued) {
@@ -246,10 +254,6 @@ public final class Holder implements TransactionHolds {
     @Override
     public void mergeTransactionLevel(TransactionId tx, int level) {
         table.mergeTransactionLevel(tx, level);
-    }
-
-    public boolean holdsAnything(LockOwner owner) {
-        return table.holdsAnything(owner);
     }
 
     /** The keys {@code owner} holds, for a message. */

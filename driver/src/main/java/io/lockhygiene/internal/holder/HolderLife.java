@@ -203,24 +203,26 @@ final class HolderLife {
 
     /** False when the look found the loss (or was interrupted): the other sessions need no look then. */
     private boolean checkNow(MainLink main, LockOwner caller) {
+        SessionTurn turn;
         try {
-            if (!main.io.tryLock(200, TimeUnit.MILLISECONDS)) {
-                return true; // in use: that use finds out itself
-            }
+            turn = main.tryTurn(200);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
         }
-        try {
-            if (main.isOpen() || main.brokeUnseen()) {
-                main.link().ping(HolderWatchdog.PING_TIMEOUT_MILLIS);
+        if (turn == null) {
+            return true; // in use: that use finds out itself
+        }
+        try (turn) {
+            try {
+                if (main.isOpen() || main.brokeUnseen()) {
+                    main.link().ping(HolderWatchdog.PING_TIMEOUT_MILLIS);
+                }
+                return true;
+            } catch (SQLException | RuntimeException e) {
+                lost(e, new ArrayList<>(0), caller); // under the turn, as every loss found on a session
+                return false;
             }
-            return true;
-        } catch (SQLException | RuntimeException e) {
-            lost(e, new ArrayList<>(0), caller);
-            return false;
-        } finally {
-            main.io.unlock();
         }
     }
 
@@ -247,7 +249,8 @@ final class HolderLife {
             }
             boolean holds = !table.serverHoldsNothing();
             for (MainLink main : mains) {
-                if (holds && main.io.tryLock()) {
+                SessionTurn turn = holds ? main.tryTurn() : null;
+                if (turn != null) {
                     try {
                         if (main.brokeUnseen()) {
                             throw new SQLException("LockHygiene: the lock holder's main connection broke", "08006");
@@ -268,7 +271,7 @@ final class HolderLife {
                             main.close();
                         }
                     } finally {
-                        main.io.unlock();
+                        turn.close();
                         publishPending();
                     }
                 }
@@ -343,10 +346,12 @@ final class HolderLife {
         if (!idle()) {
             return false;
         }
+        SessionTurn[] turns = new SessionTurn[mains.length];
         int taken = 0;
         try {
             for (MainLink main : mains) {
-                if (!main.io.tryLock()) {
+                turns[taken] = main.tryTurn();
+                if (turns[taken] == null) {
                     return false; // in use: not idle
                 }
                 taken++;
@@ -363,7 +368,7 @@ final class HolderLife {
             return true;
         } finally {
             for (int i = 0; i < taken; i++) {
-                mains[i].io.unlock();
+                turns[i].close();
             }
         }
     }
@@ -371,11 +376,8 @@ final class HolderLife {
     /** Closes every session (tests, and the end of a holder nobody uses). */
     void shutdown() {
         for (MainLink main : mains) {
-            main.io.lock();
-            try {
+            try (SessionTurn turn = main.turn()) {
                 main.close();
-            } finally {
-                main.io.unlock();
             }
         }
         if (waits != null) {

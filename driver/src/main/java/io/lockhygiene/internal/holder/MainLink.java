@@ -24,8 +24,11 @@ final class MainLink implements LockTable.Backend {
     private static final String KEEP_IDLE_TRANSACTION =
             "pg_catalog.set_config('idle_in_transaction_session_timeout', '0', true)";
 
-    /** Held across the main session's round trips; the outermost of emulate's locks (see the package). */
-    final SessionTurn io = new SessionTurn();
+    /**
+     * Held across the main session's round trips; the outermost of emulate's locks (see the package). Private:
+     * taken only through {@link #turn}, {@link #tryTurn} and {@link #awaitTurn}, each closed by its taker.
+     */
+    private final SessionTurn io = new SessionTurn();
     private final HolderEndpoint endpoint;
     /** Written under io; volatile for the watchdog's and {@link #isOpen}'s look without it. */
     private volatile HolderLink link;
@@ -67,14 +70,11 @@ final class MainLink implements LockTable.Backend {
             l = link;
             if (l == null || l.isClosed()) {
                 l = endpoint.open();
-                io.lock();
-                try {
+                try (SessionTurn turn = io.obtain()) {
                     link = l;
                     pinned = false;
                     pinSeal = 0;
                     answered = false;
-                } finally {
-                    io.unlock();
                 }
             }
             mine.complete(l);
@@ -100,6 +100,58 @@ final class MainLink implements LockTable.Backend {
             }
             throw new SQLException("LockHygiene: the lock holder could not connect: " + cause, "08001", cause);
         }
+    }
+
+    /** The session's turn, to be closed: {@code try (SessionTurn turn = main.turn()) { ... }}. */
+    SessionTurn turn() {
+        return io.obtain();
+    }
+
+    /** The session's turn if it is free now (to be closed), else null: a look that must not wait. */
+    SessionTurn tryTurn() {
+        return io.tryObtain();
+    }
+
+    /** The session's turn within {@code millis} (to be closed), else null: the watchdog's bounded look. */
+    SessionTurn tryTurn(long millis) throws InterruptedException {
+        return io.tryObtain(millis);
+    }
+
+    /**
+     * A request's turn ({@link SessionTurn#awaitTurn}): the turn, to be closed, or null once {@code served} says
+     * another thread's round trip carried the request.
+     */
+    SessionTurn awaitTurn(java.util.function.BooleanSupplier served) {
+        return io.awaitTurn(served);
+    }
+
+    /** A release's ticket: served once a batch that began after this call has ended ({@link SessionTurn}). */
+    long releaseTicket() {
+        return io.ticket();
+    }
+
+    boolean servedUpTo(long ticket) {
+        return io.servedUpTo(ticket);
+    }
+
+    /** Under the turn, as a batch begins: the tickets it will have served when it ends. */
+    long batchBegins() {
+        return io.batchBegins();
+    }
+
+    /** Under the turn: the batch that began at {@code upTo} ended; the threads it served go on now. */
+    void batchEnded(long upTo) {
+        io.batchEnded(upTo);
+    }
+
+    /** Wakes the threads whose requests were answered without a round trip (a loss failed them). */
+    void wakeAnswered() {
+        io.wakeServed();
+    }
+
+    /** True when a round trip (or a look) holds the turn now. */
+    boolean busy() {
+        return io.isLocked();
     }
 
     /** Under io: the open link; never opens one (08003 when it is closed: the caller decides again). */

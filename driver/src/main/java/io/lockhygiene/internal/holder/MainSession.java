@@ -69,17 +69,17 @@ final class MainSession {
         }
         takes.add(take);
         long waitFrom = System.nanoTime();
-        boolean myTurn = link.io.awaitTurn(() -> take.done);
+        SessionTurn turn = link.awaitTurn(() -> take.done);
         try {
-            if (myTurn && !take.done) {
+            if (turn != null && !take.done) {
                 stats.requested(false, System.nanoTime() - waitFrom);
                 flush(take.owner);
             } else {
                 stats.requested(true, System.nanoTime() - waitFrom);
             }
         } finally {
-            if (myTurn) {
-                link.io.unlock();
+            if (turn != null) {
+                turn.close();
             }
             life.publishPending();
         }
@@ -94,17 +94,17 @@ final class MainSession {
      * or when a batch that began after the call (and so carried these releases) has ended.
      */
     void settle(LockOwner caller) throws SQLException {
-        long ticket = link.io.ticket();
+        long ticket = link.releaseTicket();
         long waitFrom = System.nanoTime();
-        boolean myTurn = link.io.awaitTurn(() -> link.io.servedUpTo(ticket));
-        stats.requested(!myTurn, System.nanoTime() - waitFrom);
+        SessionTurn turn = link.awaitTurn(() -> link.servedUpTo(ticket));
+        stats.requested(turn == null, System.nanoTime() - waitFrom);
         try {
-            if (myTurn) {
+            if (turn != null) {
                 flush(caller);
             }
         } finally {
-            if (myTurn) {
-                link.io.unlock();
+            if (turn != null) {
+                turn.close();
             }
             life.publishPending();
         }
@@ -117,7 +117,7 @@ final class MainSession {
 
     /** True when a round trip is on the wire now (a release in it must be answered before an owner is gone). */
     boolean busy() {
-        return link.io.isLocked();
+        return link.busy();
     }
 
     boolean isOpen() {
@@ -129,6 +129,7 @@ final class MainSession {
         for (LockRequest t; (t = takes.poll()) != null; ) {
             t.fail(failure);
         }
+        link.wakeAnswered(); // their threads wait for the turn no more: they return with the failure now
     }
 
     /**
@@ -139,7 +140,7 @@ final class MainSession {
      */
     private void flush(LockOwner caller) throws SQLException {
         for (int round = 0; round < 3; round++) {
-            long serves = link.io.batchBegins(); // releases made before this are in the table's surplus now
+            long serves = link.batchBegins(); // releases made before this are in the table's surplus now
             List<LockRequest> batch = new ArrayList<>();
             Set<AdvisoryKey> batchKeys = new HashSet<>();
             for (LockRequest t; (t = takes.poll()) != null; ) {
@@ -170,8 +171,7 @@ final class MainSession {
             } else if (link.pins() && link.pinned() && !table.backendHolds(link)) {
                 unpin(caller);
             }
-            link.io.batchEnded(serves);
-            link.io.wakeServed(); // who this round answered goes on now, not after the rounds that follow
+            link.batchEnded(serves); // who this round answered goes on now, not after the rounds that follow
             if (!refusedGrant && !table.surplusDue(mine)) {
                 return;
             }

@@ -16,6 +16,7 @@ import io.lockhygiene.internal.locktable.LockTable;
 import io.lockhygiene.internal.locktable.ServerLock;
 import io.lockhygiene.internal.locktable.TransactionId;
 import io.lockhygiene.internal.log.Log;
+import io.lockhygiene.internal.util.OrderedLock;
 
 /**
  * A dedicated holder's waiting sessions at work: a blocking call that another process makes wait waits in
@@ -75,17 +76,17 @@ final class ServerQueue {
     LockRequest.Result takeOn(WaitingSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, boolean queued)
             throws SQLException {
         String[] row;
-        w.io.lock();
-        try {
-            if (w.isClosed()) {
-                return LockRequest.Result.DECIDE_AGAIN;
+        try (OrderedLock turn = w.turn()) {
+            try {
+                if (w.isClosed()) {
+                    return LockRequest.Result.DECIDE_AGAIN;
+                }
+                row = w.query("SELECT pg_catalog." + (shared ? "pg_try_advisory_lock_shared(" : "pg_try_advisory_lock(")
+                        + key.sqlArguments() + ")::text", 1);
+            } catch (SQLException e) {
+                throw life.lost(e, new ArrayList<>(0), owner); // under the turn, as every loss found on a session
             }
-            row = w.query("SELECT pg_catalog." + (shared ? "pg_try_advisory_lock_shared(" : "pg_try_advisory_lock(")
-                    + key.sqlArguments() + ")::text", 1);
-        } catch (SQLException e) {
-            throw life.lost(e, new ArrayList<>(0), owner);
         } finally {
-            w.io.unlock();
             life.publishPending();
         }
         if (!"true".equals(row[0])) {
@@ -105,12 +106,9 @@ final class ServerQueue {
         for (int attempt = 0; row == null; attempt++) {
             WaitingSession w = waiters.borrow();
             try {
-                w.io.lock();
-                try {
+                try (OrderedLock turn = w.turn()) {
                     row = w.query("SELECT (pg_catalog.pg_try_advisory_lock_shared(" + key.sqlArguments()
                             + ") AND pg_catalog.pg_advisory_unlock_shared(" + key.sqlArguments() + "))::text", 1);
-                } finally {
-                    w.io.unlock();
                 }
             } catch (SQLException e) {
                 w.close();
@@ -180,11 +178,8 @@ final class ServerQueue {
                     + (statementLeft > 0 ? "; SET statement_timeout = 0" : "");
             limits.whileWaiting(w::cancel);
             limits.remainingNanos(0); // a cancel that came before the wait could be cancelled ends it now
-            w.io.lock();
-            try {
+            try (OrderedLock turn = w.turn()) {
                 w.link().await(sql, 1, limits.queryTimeoutLeftSeconds());
-            } finally {
-                w.io.unlock();
             }
             limits.whileWaiting(null);
             if (turnOnly) {
@@ -225,16 +220,15 @@ final class ServerQueue {
     void release(List<ServerLock> releases, LockOwner caller) throws SQLException {
         for (ServerLock l : releases) {
             WaitingSession w = (WaitingSession) l.on;
-            w.io.lock();
-            try {
-                if (!w.isClosed()) {
-                    w.query("SELECT pg_catalog." + (l.shared ? "pg_advisory_unlock_shared(" : "pg_advisory_unlock(")
-                            + l.key.sqlArguments() + ")", 1);
+            try (OrderedLock turn = w.turn()) {
+                try {
+                    if (!w.isClosed()) {
+                        w.query("SELECT pg_catalog." + (l.shared ? "pg_advisory_unlock_shared(" : "pg_advisory_unlock(")
+                                + l.key.sqlArguments() + ")", 1);
+                    }
+                } catch (SQLException | RuntimeException e) {
+                    throw life.lost(e, new ArrayList<>(0), caller); // under the turn, as every loss found on a session
                 }
-            } catch (SQLException | RuntimeException e) {
-                throw life.lost(e, new ArrayList<>(0), caller);
-            } finally {
-                w.io.unlock();
             }
             waiters.giveBack(w, table.backendHolds(w));
         }
@@ -270,18 +264,19 @@ final class ServerQueue {
     /** Looks, without a round trip, at each waiting session that holds keys and is idle: a gone one is the loss. */
     void peekIdle(HolderLife owner) {
         for (WaitingSession w : waiters.holdingKeys()) {
-            if (!w.io.tryLock()) {
+            OrderedLock turn = w.tryTurn();
+            if (turn == null) {
                 continue; // in use: that use finds out itself
             }
-            try {
-                if (!w.isClosed()) {
-                    w.peek();
+            try (turn) {
+                try {
+                    if (!w.isClosed()) {
+                        w.peek();
+                    }
+                } catch (SQLException | RuntimeException e) {
+                    life.lost(e, new ArrayList<>(0), null); // under the turn, as every loss found on a session
+                    return;
                 }
-            } catch (SQLException | RuntimeException e) {
-                life.lost(e, new ArrayList<>(0), null);
-                return;
-            } finally {
-                w.io.unlock();
             }
         }
     }
@@ -297,15 +292,17 @@ final class ServerQueue {
     }
 
     private static List<String[]> probe(MainLink main, String sql, int columns) {
+        SessionTurn turn;
         try {
-            if (!main.io.tryLock(200, TimeUnit.MILLISECONDS)) {
-                return null;
-            }
+            turn = main.tryTurn(200);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return null;
         }
-        try {
+        if (turn == null) {
+            return null;
+        }
+        try (turn) {
             if (!main.isOpen()) {
                 return null;
             }
@@ -313,8 +310,6 @@ final class ServerQueue {
         } catch (SQLException | RuntimeException e) {
             Log.debug("LockHygiene: a watchdog probe failed: {}", e.toString());
             return null;
-        } finally {
-            main.io.unlock();
         }
     }
 

@@ -18,12 +18,16 @@ import io.lockhygiene.internal.util.OrderedLock;
  * (its take answered, or a batch that began after its releases ended) or the session is free, then it sends
  * everything queued itself. Whoever lets the session go wakes the threads that were served and the first
  * one still waiting, which takes the next turn: nobody waits for a round trip that does not carry its
- * request. Every park is bounded ({@link #PARK_NANOS}), so a lost wake-up costs a moment, never a hang.
+ * request.
+ *
+ * <p>No wake-up is lost, so a waiter parks until it is woken, with no timer that looks again: a request becomes
+ * served only under the turn, and the thread that served it wakes it ({@link #wakeServed}, then {@link #unlock});
+ * every unlock wakes the first waiter not served, which takes the turn or, if a thread that did not queue took it
+ * first, is woken again by that thread's unlock; a waiter is in the queue before it tries the turn the last time,
+ * and an unpark that comes before its park makes the park return at once. The wait is bounded by the round trips
+ * of the threads ahead of it, each bounded by the holder connection's network timeout.
  */
-final class SessionTurn {
-    /** The longest a waiting thread sleeps before it looks again by itself. */
-    private static final long PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-
+final class SessionTurn implements AutoCloseable {
     private final OrderedLock lock = new OrderedLock(LockOrder.HOLDER_MAIN_SESSION);
     private final ConcurrentLinkedQueue<Waiter> waiting = new ConcurrentLinkedQueue<>();
     /** Releases that want a batch begun after them: numbered in order. */
@@ -40,16 +44,26 @@ final class SessionTurn {
         }
     }
 
-    void lock() {
+    /** Takes the turn, to be closed: {@code try (SessionTurn turn = main.turn()) { ... }}. */
+    SessionTurn obtain() {
         lock.lock();
+        return this;
     }
 
-    boolean tryLock() {
-        return lock.tryLock();
+    /** The turn, taken, if it is free now (to be closed); else null. */
+    SessionTurn tryObtain() {
+        return lock.tryLock() ? this : null;
     }
 
-    boolean tryLock(long timeout, TimeUnit unit) throws InterruptedException {
-        return lock.tryLock(timeout, unit);
+    /** The turn, taken within {@code millis} (to be closed); else null. */
+    SessionTurn tryObtain(long millis) throws InterruptedException {
+        return lock.tryLock(millis, TimeUnit.MILLISECONDS) ? this : null;
+    }
+
+    /** Lets the turn go and wakes who was served and who goes next (see {@link #unlock}). */
+    @Override
+    public void close() {
+        unlock();
     }
 
     /** True while some thread has its turn (a round trip, or a look at the session, is under way). */
@@ -58,7 +72,7 @@ final class SessionTurn {
     }
 
     /** Lets the session go, and wakes who was served and who goes next. */
-    void unlock() {
+    private void unlock() {
         lock.unlock();
         for (Waiter w : waiting) {
             boolean done = w.done.getAsBoolean();
@@ -69,7 +83,10 @@ final class SessionTurn {
         }
     }
 
-    /** Under the turn, after a round trip: wakes the threads it served; the turn stays where it is. */
+    /**
+     * Wakes the threads whose requests are answered (after a round trip, under the turn; or a loss that failed
+     * the queued requests, from any thread); the turn stays where it is.
+     */
     void wakeServed() {
         for (Waiter w : waiting) {
             if (w.done.getAsBoolean()) {
@@ -79,16 +96,16 @@ final class SessionTurn {
     }
 
     /**
-     * Returns true with the session held (the caller sends, then {@link #unlock}s), or false once
-     * {@code done} says another thread's round trip served the caller. Not interruptible, as a lock: an
+     * Returns the turn, taken (the caller sends, then closes it), or null once {@code done} says another thread's
+     * round trip served the caller. Not interruptible, as a lock: an
      * interrupt is kept for the caller.
      */
-    boolean awaitTurn(BooleanSupplier done) {
+    SessionTurn awaitTurn(BooleanSupplier done) {
         if (done.getAsBoolean()) {
-            return false;
+            return null;
         }
         if (lock.tryLock()) {
-            return true;
+            return this;
         }
         Waiter me = new Waiter(done);
         waiting.add(me);
@@ -96,12 +113,12 @@ final class SessionTurn {
         try {
             while (true) {
                 if (done.getAsBoolean()) {
-                    return false;
+                    return null;
                 }
                 if (lock.tryLock()) {
-                    return true;
+                    return this;
                 }
-                LockSupport.parkNanos(this, PARK_NANOS);
+                LockSupport.park(this);
                 interrupted |= Thread.interrupted(); // else park returns at once from now on
             }
         } finally {
@@ -126,10 +143,11 @@ final class SessionTurn {
         return tickets.get();
     }
 
-    /** Under the turn, when a batch that began at {@code upTo} has ended. */
+    /** Under the turn, when a batch that began at {@code upTo} has ended: who it served goes on now. */
     void batchEnded(long upTo) {
         if (upTo > served) {
             served = upTo;
         }
+        wakeServed();
     }
 }

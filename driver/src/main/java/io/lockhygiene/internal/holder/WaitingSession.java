@@ -13,11 +13,22 @@ import io.lockhygiene.internal.util.OrderedLock;
  * waiting owner for the whole wait and briefly for each release; it is taken after the main connection's.
  */
 final class WaitingSession implements LockTable.Backend {
-    final OrderedLock io = new OrderedLock(LockOrder.HOLDER_WAITING_SESSION);
+    /** Private: taken only through {@link #turn} and {@link #tryTurn}, each closed by its taker. */
+    private final OrderedLock io = new OrderedLock(LockOrder.HOLDER_WAITING_SESSION);
     private final HolderLink link;
 
     WaitingSession(HolderLink link) {
         this.link = link;
+    }
+
+    /** The session's turn, to be closed: {@code try (OrderedLock turn = w.turn()) { ... }}. */
+    OrderedLock turn() {
+        return io.obtain();
+    }
+
+    /** The session's turn if it is free now (to be closed), else null: the watchdog's look must not wait. */
+    OrderedLock tryTurn() {
+        return io.tryObtain();
     }
 
     HolderLink link() {

@@ -10,7 +10,15 @@
  * pool, may wait long, and a thread that keeps a pooled connection may be waiting for that very lock): the
  * holder's main session is opened by {@code MainLink.open} before its turn is taken, one opener at a time with
  * the others waiting on its future; waiting sessions by {@code WaitingSessions.borrow} outside their lists;
- * placements ({@code EndpointResolver}) under no lock at all.
+ * placements ({@code EndpointResolver}) under no lock at all. A session's lock is private to it and taken only
+ * as a turn that its taker closes ({@code try (SessionTurn turn = main.turn())}, {@code WaitingSession.turn()},
+ * as pgjdbc's {@code ResourceLock}); a look that must not wait asks {@code tryTurn()}.
+ *
+ * <p>No timer stands in for a missed signal: a thread waiting for a main session's turn is woken by the unlock
+ * that lets it go on or by the round trip that answered it ({@code SessionTurn}), and an owner waiting for
+ * another owner of the process by the lock table's change (a release, a grant, a loss, a close, a cancel). The
+ * one timed look left is a real poll: through a transaction pooler another process's lock sends no signal and
+ * no session may wait in PostgreSQL's queue, so the server is asked again after a back-off (2 to 50 ms).
  *
  * <h2>Life cycle of a holder's sessions</h2>
  * Closed until a key needs the server: the first lock opens a main session (a connect and its checks, its

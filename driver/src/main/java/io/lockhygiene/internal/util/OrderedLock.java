@@ -12,7 +12,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * recorded but never refused. Where assertions are off, the lock is a plain ReentrantLock behind one constant test.
  * Not a {@code synchronized} monitor: a virtual thread that waits on it never pins its carrier.
  */
-public final class OrderedLock extends ReentrantLock {
+public final class OrderedLock extends ReentrantLock implements AutoCloseable {
     private static final long serialVersionUID = 1L;
     private static final boolean CHECKED = checked();
     /**
@@ -106,6 +106,26 @@ public final class OrderedLock extends ReentrantLock {
                 }
             }
         }
+    }
+
+    /**
+     * Takes the lock and returns it to be closed, as pgjdbc's {@code ResourceLock}:
+     * {@code try (OrderedLock held = session.turn()) { ... }}.
+     */
+    public OrderedLock obtain() {
+        lock();
+        return this;
+    }
+
+    /** The lock, taken, if it is free now (to be closed); else null. */
+    public OrderedLock tryObtain() {
+        return tryLock() ? this : null;
+    }
+
+    /** Lets the lock go (the end of a try-with-resources). */
+    @Override
+    public void close() {
+        unlock();
     }
 
     /** Fails when this thread holds a lock that the table puts at or below this one's place, or a leaf. */

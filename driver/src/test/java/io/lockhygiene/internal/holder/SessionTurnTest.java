@@ -28,18 +28,18 @@ class SessionTurnTest {
     void aRequestAnotherRoundTripServedLeavesWithoutATurn() throws Exception {
         SessionTurn turn = new SessionTurn();
         AtomicBoolean answered = new AtomicBoolean();
-        turn.lock(); // another thread's round trip is on the wire
+        turn.obtain(); // another thread's round trip is on the wire
         CountDownLatch asked = new CountDownLatch(1);
         Future<Boolean> tookTurn = threads.submit(() -> {
             asked.countDown();
-            return turn.awaitTurn(answered::get);
+            return turn.awaitTurn(answered::get) != null;
         });
         assertTrue(asked.await(10, TimeUnit.SECONDS));
         answered.set(true); // that round trip carried this request too
-        turn.unlock();
+        turn.close();
         assertFalse(tookTurn.get(10, TimeUnit.SECONDS), "served: it needs no round trip of its own");
-        assertTrue(turn.tryLock(), "and it holds nothing");
-        turn.unlock();
+        assertTrue(turn.tryObtain() != null, "and it holds nothing");
+        turn.close();
     }
 
     @Test
@@ -50,21 +50,21 @@ class SessionTurnTest {
         AtomicInteger holders = new AtomicInteger();
         AtomicInteger mostAtOnce = new AtomicInteger();
         CountDownLatch started = new CountDownLatch(waiters);
-        turn.lock();
+        turn.obtain();
         Future<?>[] done = new Future<?>[waiters];
         for (int i = 0; i < waiters; i++) {
             done[i] = threads.submit(() -> {
                 started.countDown();
-                assertTrue(turn.awaitTurn(() -> false), "never served by another: it gets its turn");
+                assertTrue(turn.awaitTurn(() -> false) != null, "never served by another: it gets its turn");
                 mostAtOnce.accumulateAndGet(holders.incrementAndGet(), Math::max);
                 turns.incrementAndGet();
                 holders.decrementAndGet();
-                turn.unlock();
+                turn.close();
                 return null;
             });
         }
         assertTrue(started.await(10, TimeUnit.SECONDS));
-        turn.unlock();
+        turn.close();
         for (Future<?> f : done) {
             f.get(10, TimeUnit.SECONDS);
         }
@@ -76,37 +76,94 @@ class SessionTurnTest {
     void aTicketIsServedByABatchBegunAfterIt() {
         SessionTurn turn = new SessionTurn();
         long first = turn.ticket();
-        turn.lock();
+        turn.obtain();
         long serves = turn.batchBegins();
         long second = turn.ticket(); // released while that batch was on the wire: not in it
         turn.batchEnded(serves);
-        turn.unlock();
+        turn.close();
         assertTrue(turn.servedUpTo(first));
         assertFalse(turn.servedUpTo(second), "a batch that began before the release does not serve it");
-        turn.lock();
+        turn.obtain();
         turn.batchEnded(turn.batchBegins());
-        turn.unlock();
+        turn.close();
         assertTrue(turn.servedUpTo(second));
     }
 
     @Test
     void anInterruptWhileWaitingIsKeptForTheCaller() throws Exception {
         SessionTurn turn = new SessionTurn();
-        turn.lock();
+        turn.obtain();
         CountDownLatch waiting = new CountDownLatch(1);
         Future<boolean[]> outcome = threads.submit(() -> {
             waiting.countDown();
-            boolean mine = turn.awaitTurn(() -> false);
+            boolean mine = turn.awaitTurn(() -> false) != null;
             boolean interrupted = Thread.interrupted();
-            turn.unlock();
+            turn.close();
             return new boolean[] {mine, interrupted};
         });
         assertTrue(waiting.await(10, TimeUnit.SECONDS));
         threads.shutdown(); // no new tasks; the running one is interrupted below
         threads.shutdownNow();
-        turn.unlock();
+        turn.close();
         boolean[] r = outcome.get(10, TimeUnit.SECONDS);
         assertTrue(r[0], "not interruptible, as a lock: it still gets its turn");
         assertTrue(r[1], "and the interrupt is still there for the caller");
+    }
+
+    @Test
+    void aRequestALossAnsweredWakesWhileAnotherHoldsTheTurn() throws Exception {
+        SessionTurn turn = new SessionTurn();
+        AtomicBoolean failed = new AtomicBoolean();
+        turn.obtain(); // another thread's round trip is on the wire, and stays there
+        CountDownLatch asked = new CountDownLatch(1);
+        Future<Boolean> tookTurn = threads.submit(() -> {
+            asked.countDown();
+            return turn.awaitTurn(failed::get) != null;
+        });
+        assertTrue(asked.await(10, TimeUnit.SECONDS));
+        failed.set(true); // a loss failed the queued request (MainSession.failQueued)
+        turn.wakeServed();
+        assertFalse(tookTurn.get(10, TimeUnit.SECONDS), "woken with its answer, not after the round trip ahead");
+        turn.close();
+    }
+
+    /**
+     * No timer looks again for a waiter: each is woken by an unlock. Threads that take turns without pause, some
+     * served by another's round trip, must all finish (a lost wake-up would leave one parked, and the get times out).
+     */
+    @Test
+    void manyThreadsTakingTurnsAllFinishWithNoTimerToRescueThem() throws Exception {
+        SessionTurn turn = new SessionTurn();
+        int threadsCount = 6;
+        int rounds = 3_000;
+        AtomicInteger turnsTaken = new AtomicInteger();
+        AtomicInteger served = new AtomicInteger();
+        CountDownLatch start = new CountDownLatch(1);
+        Future<?>[] done = new Future<?>[threadsCount];
+        for (int i = 0; i < threadsCount; i++) {
+            done[i] = threads.submit(() -> {
+                start.await();
+                for (int r = 0; r < rounds; r++) {
+                    long ticket = turn.ticket();
+                    SessionTurn mine = turn.awaitTurn(() -> turn.servedUpTo(ticket));
+                    if (mine == null) {
+                        served.incrementAndGet();
+                        continue;
+                    }
+                    turnsTaken.incrementAndGet();
+                    long serves = turn.batchBegins();
+                    Thread.onSpinWait();
+                    turn.batchEnded(serves);
+                    mine.close();
+                }
+                return null;
+            });
+        }
+        start.countDown();
+        for (Future<?> f : done) {
+            f.get(60, TimeUnit.SECONDS);
+        }
+        assertEquals(threadsCount * rounds, turnsTaken.get() + served.get(), "every request ended");
+        assertTrue(turnsTaken.get() > 0, "turns were taken");
     }
 }

@@ -3,7 +3,9 @@ package io.lockhygiene.r2dbc.internal;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 
+import io.lockhygiene.internal.guard.TransactionEnd;
 import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.PgLocks;
@@ -54,55 +56,44 @@ final class R2dbcEnds {
             }
             boolean check = guard.assumesPooling() && LockPolicy.checkDue(LockPolicy.CheckPoint.TRANSACTION_END,
                     guard.settings.leakCheck(), !guard.calls.isEmpty(), true);
-            // the seals are read from the lock table (its lock): off the event loop, and only for an owner that
-            // holds something (two volatile reads say so); commitSeals keeps the seals-then-loss rule itself
-            Mono<int[]> seals = commit && guard.emulation != null && guard.emulation.ownerHolds()
-                    ? Blocking.call(() -> {
-                        int[] s = guard.emulation.commitSeals();
-                        return s == null ? NO_SEALS : s;
-                    })
-                    : Mono.fromCallable(() -> {
-                        SQLException lost = guard.emulation == null ? null : guard.emulation.lossOnce();
-                        if (lost != null) {
-                            throw lost;
-                        }
-                        return NO_SEALS;
-                    });
-            return seals
+            String command = commit ? "COMMIT" : "ROLLBACK";
+            Callable<TransactionEnd> decide = () -> TransactionEnd.decide(guard.emulation, command, commit, check);
+            // an owner that holds something has its seals read under the lock table's lock: off the event loop
+            Mono<TransactionEnd> decided = guard.emulation != null && guard.emulation.ownerHolds()
+                    ? Blocking.call(decide) : Mono.fromCallable(decide);
+            return decided
                     .onErrorResume(SQLException.class,
                             lost -> rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost))))
-                    .flatMap(s -> end(commit, check, s.length == 0 ? null : s, when));
+                    .flatMap(end -> send(end, commit, when));
         });
     }
 
-    private static final int[] NO_SEALS = new int[0];
-
-    private Mono<Void> end(boolean commit, boolean check, int[] seals, String when) {
-        if (!check && seals == null) {
+    private Mono<Void> send(TransactionEnd end, boolean commit, String when) {
+        if (end.plain()) {
             return Mono.from(commit ? guard.proxy.commitTransaction() : guard.proxy.rollbackTransaction())
                     .then(ended());
         }
-        String command = commit ? "COMMIT" : "ROLLBACK";
-        String text = (seals == null ? "" : guard.emulation.fence(seals) + "; ")
-                + (check ? PgLocks.atTransactionEnd(command) : command);
-        return listing(text)
+        return listing(end.text(guard.emulation))
                 .flatMap(held -> {
-                    if (check) {
+                    if (end.checked()) {
                         guard.reporter.report(held, guard.calls, when);
                     }
                     return ended();
                 })
-                .onErrorResume(e -> seals != null && Seals.isFenceFailure(R2dbcErrors.toSql(e))
-                        ? fenceFailed(e) : ended().then(Mono.error(e)));
+                .onErrorResume(e -> end.fenced() ? lossOrOwnError(end, e) : ended().then(Mono.error(e)));
     }
 
     /**
-     * A fence failed: a session the owner's locks lived on is gone. The transaction, aborted by the fence, is
-     * rolled back; the application gets 08006 naming the keys (as a dead session's client gets an error).
+     * A fenced end failed: when the fence did (a session the owner's locks lived on is gone), the transaction,
+     * aborted by it, is rolled back and the application gets 08006 naming the keys, as a dead session's client
+     * gets an error; any other failure is the end's own.
      */
-    private Mono<Void> fenceFailed(Throwable serverError) {
-        return Blocking.call(() -> guard.emulation.fenceFailed(serverError)) // the holder looks at its sessions
-                .flatMap(lost -> rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost))));
+    private Mono<Void> lossOrOwnError(TransactionEnd end, Throwable serverError) {
+        // the holder looks at its sessions at once: off the event loop
+        return Blocking.call(() -> Optional.ofNullable(end.lossOf(guard.emulation, R2dbcErrors.toSql(serverError))))
+                .flatMap(lost -> lost.isPresent()
+                        ? rollbackQuietly().then(ended()).then(Mono.<Void>error(R2dbcErrors.of(lost.get())))
+                        : ended().then(Mono.<Void>error(serverError)));
     }
 
     /** The transaction is over: recorded calls cleared, its transaction-level locks in the table gone. */
@@ -110,8 +101,11 @@ final class R2dbcEnds {
         if (guard.assumesPooling()) {
             guard.calls.clear();
         }
-        guard.venueApplication = false;
-        if (guard.emulation == null || !guard.emulation.transactionActive()) {
+        if (guard.emulation == null) {
+            return Mono.empty();
+        }
+        if (!guard.emulation.transactionActive()) {
+            guard.emulation.transactionEnded(); // forgets the venue only: nothing in the table to release
             return Mono.empty();
         }
         return Blocking.run(guard.emulation::transactionEnded);

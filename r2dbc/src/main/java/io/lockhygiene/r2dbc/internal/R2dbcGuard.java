@@ -61,8 +61,6 @@ final class R2dbcGuard {
     private final StatementTally tally;
     private LockCallRecorder recorder;
     private volatile Boolean transactionPooling;
-    /** emulate: transaction-level calls of the open transaction ran on the application's own server. */
-    boolean venueApplication;
     /** Ends of ours still on their way: later operations wait for them. */
     final PendingEnd gate = new PendingEnd();
     /** emulate: the application's BEGIN, sent with its first statement that needs the server. */
@@ -139,9 +137,13 @@ final class R2dbcGuard {
         return !st.flagged && !gate.pending() && !begin.pending() && !watching();
     }
 
-    /** emulate: the owner's statements are looked at while it holds anything or has a transaction in the table. */
+    /**
+     * emulate: the owner's statements are looked at while it holds anything or its open transaction has emulation
+     * state (a transaction in the table, or advisory calls that ran on the application's own server), as the JDBC
+     * guard's.
+     */
     boolean watching() {
-        return emulation != null && (venueApplication || emulation.transactionActive() || emulation.ownerHolds());
+        return emulation != null && (emulation.transactionPending() || emulation.ownerHolds());
     }
 
     LockCallRecorder recorder() {
@@ -173,10 +175,8 @@ final class R2dbcGuard {
             if (emulation == null) {
                 return new Situation(status, autoCommit, pooled);
             }
-            Situation.Venue venue = venueApplication ? Situation.Venue.APPLICATION
-                    : emulation.transactionActive() ? Situation.Venue.TABLE : Situation.Venue.UNDECIDED;
-            boolean busy = emulation.transactionActive() || emulation.ownerHolds();
-            return new Situation(status, autoCommit, pooled, true, venue, busy);
+            // the emulation's venue and owner, as the JDBC guard's (volatile reads: this may run on an event loop)
+            return new Situation(status, autoCommit, pooled, true, emulation.venue(), emulation.ownerBusy());
         });
     }
 
@@ -264,7 +264,9 @@ final class R2dbcGuard {
             case EMULATE:
                 return emulated(st, shape, dollars, where);
             case ON_SERVER:
-                venueApplication |= where.statementRunsInTransaction();
+                if (emulation != null) {
+                    emulation.ranOnServer(where.statementRunsInTransaction());
+                }
                 return plain(st, sql, where);
             case REWRITE:
                 String rewritten = SqlRewriter.toTransactionScoped(sql, scan,
