@@ -14,9 +14,9 @@ import java.util.Random;
  * statements write them, and the next step of a program, chosen from a model of its transactions kept true to
  * what the reference answered.
  */
-final class ProgramGrammar {
+public final class ProgramGrammar {
     /** One step: which connection, how it runs (query, prepared, callable, callable-out, API calls), what, with which binds. */
-    record Step(int connection, String kind, String sql, Object[] params) {
+    public record Step(int connection, String kind, String sql, Object[] params) {
         @Override
         public String toString() {
             return "c" + connection + " " + kind + (sql == null ? "" : " " + sql)
@@ -25,15 +25,15 @@ final class ProgramGrammar {
     }
 
     /** A key of the program: its name, its numeric identity in pg_locks, and how statements may write it. */
-    record Key(String name, boolean pair, long classid, long objid, List<Render> renders, String probeArgs) {
+    public record Key(String name, boolean pair, long classid, long objid, List<Render> renders, String probeArgs) {
     }
 
     /** One way to write a key's arguments, with its bind values. */
-    record Render(String args, Object[] params) {
+    public record Render(String args, Object[] params) {
     }
 
     /** The program's view of transactions, built from the reference's answers. */
-    static final class Model {
+    public static final class Model {
         final boolean[] inTransaction = new boolean[2];
         final boolean[] apiTransaction = new boolean[2];
         final int[] savepoints = new int[2];
@@ -49,12 +49,12 @@ final class ProgramGrammar {
 
     /** Asks the reference's server whether a blocking acquire by connection c would wait. */
     @FunctionalInterface
-    interface WouldWait {
+    public interface WouldWait {
         boolean test(Key key, int c, boolean shared);
     }
 
     /** The keys of a program from base B: ints, a negative one, a pair, and four expression keys. */
-    static List<Key> keys(Connection c, long b) throws SQLException {
+    public static List<Key> keys(Connection c, long b) throws SQLException {
         long[] h = new long[4];
         try (Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("SELECT hashtext('job-" + b + "'), hashtext('report-" + b + "'),"
@@ -113,7 +113,7 @@ final class ProgramGrammar {
 
     /** Asks the reference's session whether connection c's waits are bounded now (its lock_timeout or statement_timeout). */
     @FunctionalInterface
-    interface Bounded {
+    public interface Bounded {
         boolean test(int c);
     }
 
@@ -132,7 +132,13 @@ final class ProgramGrammar {
      * blocking call that would wait is asked as a try instead, unless the session bounds its wait (then it waits,
      * and the bound ends it).
      */
-    static Step next(Random r, Model m, int connections, List<Key> keys, WouldWait wouldWait, Bounded bounded) {
+    public static Step next(Random r, Model m, int connections, List<Key> keys, WouldWait wouldWait, Bounded bounded) {
+        return next(r, m, connections, keys, wouldWait, bounded, true);
+    }
+
+    /** @param rowKeys calls may read their keys from rows (a front end that cannot follow those leaves them out) */
+    public static Step next(Random r, Model m, int connections, List<Key> keys, WouldWait wouldWait, Bounded bounded,
+                            boolean rowKeys) {
         if (m.steps == 0 && connections == 2) {
             // two-connection programs start with the second connection holding a key, so that the first
             // meets it: waits, tries refused, and waits its own bounds end
@@ -215,7 +221,7 @@ final class ProgramGrammar {
             return step(c, "SELECT " + f1 + "(" + how.args() + "), " + f2 + "(" + how2.args() + ") AS second",
                     concat(how.params(), how2.params()));
         }
-        if (shape < 18 && (key.name().equals("k1") || key.name().equals("k2"))) { // keys read from rows
+        if (shape < 18 && rowKeys && (key.name().equals("k1") || key.name().equals("k2"))) { // keys read from rows
             return step(c, "SELECT " + f + "(id) FROM lh_diff_keys WHERE id = " + (key.objid() | (key.classid() << 32)),
                     new Object[0]);
         }
@@ -261,7 +267,7 @@ final class ProgramGrammar {
     }
 
     /** Keeps the model true to what the reference answered. */
-    static void learn(Model m, Step s, String outcome) {
+    public static void learn(Model m, Step s, String outcome) {
         m.steps++;
         int c = s.connection();
         switch (s.kind()) {
@@ -292,12 +298,12 @@ final class ProgramGrammar {
         }
     }
 
-    static int connectionsOf(long seed) {
+    public static int connectionsOf(long seed) {
         return new Random(seed ^ 0x5DEECE66DL).nextInt(3) == 0 ? 2 : 1;
     }
 
     /** Three or four keys of the catalogue, chosen by the seed (k1 always: Kill Bill's shape uses it). */
-    static List<Key> keysOf(long seed, List<Key> all) {
+    public static List<Key> keysOf(long seed, List<Key> all) {
         Random r = new Random(seed * 31 + 7);
         List<Key> chosen = new ArrayList<>();
         chosen.add(all.get(0));
@@ -305,6 +311,51 @@ final class ProgramGrammar {
         java.util.Collections.shuffle(rest, r);
         chosen.addAll(rest.subList(0, 2 + r.nextInt(2)));
         return chosen;
+    }
+
+    /** The table the programs' row-read keys come from (k1 and k2 as bigints). */
+    public static void prepareKeysTable(Connection direct, List<Key> keys) throws SQLException {
+        try (Statement s = direct.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS lh_diff_keys (id bigint)");
+            s.execute("DELETE FROM lh_diff_keys");
+            for (Key k : keys) {
+                if (!k.pair()) {
+                    s.execute("INSERT INTO lh_diff_keys VALUES (" + (k.objid() | (k.classid() << 32)) + ")");
+                }
+            }
+        }
+    }
+
+    /** True when backend {@code otherPid} holds {@code key} in a mode a request ({@code shared} or not) would wait for. */
+    public static boolean heldByOther(Statement observer, Key key, int otherPid, boolean shared) {
+        String sql = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = "
+                + key.classid() + " AND objid = " + key.objid() + " AND objsubid = " + (key.pair() ? 2 : 1)
+                + " AND pid = " + otherPid + (shared ? " AND mode = 'ExclusiveLock'" : "");
+        try (ResultSet rs = observer.executeQuery(sql)) {
+            rs.next();
+            return rs.getInt(1) > 0;
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Every key, exclusive and shared, as another session sees it: free (1) or taken (0). */
+    public static String probe(Statement observer, List<Key> keys) throws SQLException {
+        StringBuilder b = new StringBuilder();
+        for (Key key : keys) {
+            for (String mode : new String[] {"", "_shared"}) {
+                try (ResultSet rs = observer.executeQuery("SELECT pg_try_advisory_lock" + mode + "(" + key.probeArgs() + ")")) {
+                    rs.next();
+                    boolean got = rs.getBoolean(1);
+                    b.append(got ? '1' : '0');
+                    if (got) {
+                        observer.execute("SELECT pg_advisory_unlock" + mode + "(" + key.probeArgs() + ")");
+                    }
+                }
+            }
+            b.append(' ');
+        }
+        return b.toString().trim();
     }
 
     private ProgramGrammar() {

@@ -87,14 +87,8 @@ final class ProgramRunner {
     }
 
     void prepareKeysTable(List<Key> keys) throws SQLException {
-        try (Connection c = bed.connect(Route.DIRECT); Statement s = c.createStatement()) {
-            s.execute("CREATE TABLE IF NOT EXISTS lh_diff_keys (id bigint)");
-            s.execute("DELETE FROM lh_diff_keys");
-            for (Key k : keys) {
-                if (!k.pair()) {
-                    s.execute("INSERT INTO lh_diff_keys VALUES (" + (k.objid() | (k.classid() << 32)) + ")");
-                }
-            }
+        try (Connection c = bed.connect(Route.DIRECT)) {
+            ProgramGrammar.prepareKeysTable(c, keys);
         }
     }
 
@@ -123,16 +117,7 @@ final class ProgramRunner {
                 }
             }
             WouldWait wouldWait = (key, c, shared) -> {
-                String sql = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = "
-                        + key.classid() + " AND objid = " + key.objid() + " AND objsubid = " + (key.pair() ? 2 : 1)
-                        + " AND pid = " + (connections == 2 ? pids[1 - c] : -1)
-                        + (shared ? " AND mode = 'ExclusiveLock'" : "");
-                try (ResultSet rs = observer.executeQuery(sql)) {
-                    rs.next();
-                    return rs.getInt(1) > 0;
-                } catch (SQLException e) {
-                    throw new IllegalStateException(e);
-                }
+                return ProgramGrammar.heldByOther(observer, key, connections == 2 ? pids[1 - c] : -1, shared);
             };
             ProgramGrammar.Bounded bounded = c -> {
                 // the reference's own session says whether its waits are bounded now (an aborted transaction
@@ -159,7 +144,7 @@ final class ProgramRunner {
                         }
                     }
                 }
-                trace.add(step + " => " + outcome + " | " + probe(observer, keys));
+                trace.add(step + " => " + outcome + " | " + ProgramGrammar.probe(observer, keys));
             }
         } finally {
             for (Connection c : cs) {
@@ -316,25 +301,6 @@ final class ProgramRunner {
         }
         s.clearWarnings();
         return out.toString();
-    }
-
-    /** Every key, exclusive and shared, as another session sees it: free (1) or taken (0). */
-    private static String probe(Statement observer, List<Key> keys) throws SQLException {
-        StringBuilder b = new StringBuilder();
-        for (Key key : keys) {
-            for (String mode : new String[] {"", "_shared"}) {
-                try (ResultSet rs = observer.executeQuery("SELECT pg_try_advisory_lock" + mode + "(" + key.probeArgs() + ")")) {
-                    rs.next();
-                    boolean got = rs.getBoolean(1);
-                    b.append(got ? '1' : '0');
-                    if (got) {
-                        observer.execute("SELECT pg_advisory_unlock" + mode + "(" + key.probeArgs() + ")");
-                    }
-                }
-            }
-            b.append(' ');
-        }
-        return b.toString().trim();
     }
 
     private static void bindAll(PreparedStatement ps, Object[] params, int offset) throws SQLException {

@@ -35,6 +35,11 @@ final class LocalResult implements Result {
         this.segments = segments;
     }
 
+    /** The answer of a command with nothing to show (COMMIT, ROLLBACK), as r2dbc-postgresql gives it. */
+    static LocalResult none() {
+        return new LocalResult(Collections.emptyList());
+    }
+
     static LocalResult of(LocalRows answer) {
         List<Segment> segments = new ArrayList<>();
         for (SQLWarning w = answer.warnings(); w != null; w = w.getNextWarning()) {

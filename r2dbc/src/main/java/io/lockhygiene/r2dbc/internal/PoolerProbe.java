@@ -1,12 +1,8 @@
 package io.lockhygiene.r2dbc.internal;
 
-import java.lang.reflect.Field;
-import java.lang.reflect.Method;
-import java.util.Optional;
 
 import io.lockhygiene.internal.log.Log;
 import io.r2dbc.spi.Connection;
-import io.r2dbc.spi.Wrapped;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -43,26 +39,6 @@ final class PoolerProbe {
 
     /** r2dbc-postgresql's {@code client.getProcessId()}, or null. */
     static Integer announcedPid(Connection connection) {
-        Object c = connection;
-        while (c instanceof Wrapped && ((Wrapped<?>) c).unwrap() != null && ((Wrapped<?>) c).unwrap() != c) {
-            c = ((Wrapped<?>) c).unwrap();
-        }
-        try {
-            for (Class<?> k = c.getClass(); k != null; k = k.getSuperclass()) {
-                for (Field f : k.getDeclaredFields()) {
-                    if ("client".equals(f.getName())) {
-                        f.setAccessible(true);
-                        Object client = f.get(c);
-                        Method m = Class.forName("io.r2dbc.postgresql.client.Client", false, k.getClassLoader())
-                                .getMethod("getProcessId");
-                        Object pid = m.invoke(client);
-                        return pid instanceof Optional ? (Integer) ((Optional<?>) pid).orElse(null) : null;
-                    }
-                }
-            }
-        } catch (ReflectiveOperationException | RuntimeException unreadable) {
-            return null;
-        }
-        return null;
+        return PostgresClient.of(connection).processId();
     }
 }

@@ -7,6 +7,7 @@ import java.util.concurrent.Callable;
 
 import io.lockhygiene.internal.guard.TransactionEnd;
 import io.lockhygiene.internal.sql.Seals;
+import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.PgLocks;
 import io.lockhygiene.internal.policy.LockPolicy;
@@ -34,43 +35,59 @@ final class R2dbcEnds {
 
     /** commitTransaction(): plain, or with the fence and the check when due. */
     Mono<Void> commit() {
-        return end(true, "at COMMIT under transaction pooling (checked because this transaction called"
+        return end(true, null, "at COMMIT under transaction pooling (checked because this transaction called"
                 + " session-level advisory functions)");
+    }
+
+    /**
+     * The application's own end as text (COMMIT, END, ROLLBACK, ABORT): sent as it is (a failed transaction's
+     * COMMIT is PostgreSQL's rollback, not the driver's error), with the fence and the check in its round trip.
+     */
+    Mono<Void> endByText(String text) {
+        String command = text.trim().replaceAll(";+\\s*$", "").trim();
+        return end(TransactionControl.commits(command), command, "at " + command + " under transaction pooling"
+                + " (checked because this transaction called session-level advisory functions)");
     }
 
     /** rollbackTransaction(): plain, or with the check when due. */
     Mono<Void> rollback() {
-        return end(false, "at ROLLBACK under transaction pooling (checked because this transaction called"
+        return end(false, null, "at ROLLBACK under transaction pooling (checked because this transaction called"
                 + " session-level advisory functions)");
     }
 
-    private Mono<Void> end(boolean commit, String when) {
+    /** @param text the application's own end text, or null for the driver's commitTransaction()/rollbackTransaction() */
+    private Mono<Void> end(boolean commit, String text, String when) {
         return Mono.defer(() -> {
             if (guard.begin.endUnsent()) {
                 return ended(); // emulate: the transaction never reached the server (see DeferredBegin)
             }
-            if (!guard.serverInTransaction()) {
+            if (!guard.serverInTransaction() && text == null) {
                 // nothing open on the server: the driver's own end (it sends nothing either)
                 return Mono.from(commit ? guard.proxy.commitTransaction() : guard.proxy.rollbackTransaction())
                         .then(ended());
             }
             boolean check = guard.assumesPooling() && LockPolicy.checkDue(LockPolicy.CheckPoint.TRANSACTION_END,
                     guard.settings.leakCheck(), !guard.calls.isEmpty(), true);
-            String command = commit ? "COMMIT" : "ROLLBACK";
-            Callable<TransactionEnd> decide = () -> TransactionEnd.decide(guard.emulation, command, commit, check);
+            String command = text != null ? text : commit ? "COMMIT" : "ROLLBACK";
+            // a failed transaction's COMMIT is a rollback: nothing to fence (a fence would only fail with 25P02)
+            boolean commitsOpen = commit && !guard.serverTransactionFailed();
+            Callable<TransactionEnd> decide = () -> TransactionEnd.decide(guard.emulation, command, commitsOpen, check);
             // an owner that holds something has its seals read under the lock table's lock: off the event loop
             Mono<TransactionEnd> decided = guard.emulation != null && guard.emulation.ownerHolds()
                     ? Blocking.call(decide) : Mono.fromCallable(decide);
             return decided
                     .onErrorResume(SQLException.class,
                             lost -> rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost))))
-                    .flatMap(end -> send(end, commit, when));
+                    .flatMap(end -> send(end, commit, text == null, when));
         });
     }
 
-    private Mono<Void> send(TransactionEnd end, boolean commit, String when) {
-        if (end.plain()) {
+    private Mono<Void> send(TransactionEnd end, boolean commit, boolean api, String when) {
+        if (end.plain() && api) {
+            // a failed end (r2dbc-postgresql's "the database returned ROLLBACK" for a failed transaction's commit, a
+            // serialization failure) ended the transaction on the server too: the table lets go of it either way
             return Mono.from(commit ? guard.proxy.commitTransaction() : guard.proxy.rollbackTransaction())
+                    .onErrorResume(e -> ended().then(Mono.error(e)))
                     .then(ended());
         }
         return listing(end.text(guard.emulation))
@@ -96,8 +113,11 @@ final class R2dbcEnds {
                         : ended().then(Mono.<Void>error(serverError)));
     }
 
-    /** The transaction is over: recorded calls cleared, its transaction-level locks in the table gone. */
-    private Mono<Void> ended() {
+    /**
+     * The transaction is over (an end of ours, or a statement of the application that ended it on the server):
+     * recorded calls cleared, its transaction-level locks in the table gone.
+     */
+    Mono<Void> ended() {
         if (guard.assumesPooling()) {
             guard.calls.clear();
         }
@@ -127,7 +147,10 @@ final class R2dbcEnds {
         return Flux.from(guard.proxy.createStatement("ROLLBACK TO SAVEPOINT lockhygiene_statement_failed_in_the_lock_table")
                         .execute()).flatMap(Result::getRowsUpdated)
                 .onErrorResume(expected -> Mono.empty()) // 3B001: the transaction is aborted now, as PostgreSQL's
-                .then(Blocking.run(guard.emulation::innermostFailed));
+                .then(Mono.defer(() -> {
+                    guard.failureFollowed = true; // the failure this makes is followed here, once
+                    return Blocking.run(guard.emulation::innermostFailed);
+                }));
     }
 
     /**

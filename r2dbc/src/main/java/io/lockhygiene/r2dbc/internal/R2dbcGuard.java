@@ -65,6 +65,13 @@ final class R2dbcGuard {
     final PendingEnd gate = new PendingEnd();
     /** emulate: the application's BEGIN, sent with its first statement that needs the server. */
     final DeferredBegin begin;
+    /** r2dbc-postgresql's client under {@link #raw}: the transaction status the server reported. */
+    private PostgresClient client;
+    /**
+     * emulate: the failure of the open transaction (or savepoint level) the server reported was followed in the lock
+     * table; false again once the server reports it is not failed.
+     */
+    boolean failureFollowed;
 
     R2dbcGuard(Connection raw, Connection proxy, Settings settings, EmulationFactory emulate) {
         this.raw = raw;
@@ -166,11 +173,44 @@ final class R2dbcGuard {
         return !raw.isAutoCommit();
     }
 
+    /** True when the server reported the open transaction failed (every statement until its end gets 25P02). */
+    boolean serverTransactionFailed() {
+        if (raw.isAutoCommit()) {
+            return false;
+        }
+        if (client == null) {
+            client = PostgresClient.of(raw);
+        }
+        return client.transactionFailed();
+    }
+
+    /**
+     * emulate: the server reported that an error aborted the open transaction (a statement it ran failed, the
+     * application's own or ours). PostgreSQL let go of the innermost level's transaction-level locks then, so the
+     * lock table does too, once per failure (decided from what the server reports, whichever way the error reached
+     * the application: R2DBC delivers it inside a Result).
+     */
+    Mono<Void> followFailure() {
+        if (emulation == null) {
+            return NOTHING;
+        }
+        if (!serverTransactionFailed()) {
+            failureFollowed = false;
+            return NOTHING;
+        }
+        if (failureFollowed) {
+            return NOTHING;
+        }
+        failureFollowed = true;
+        return Blocking.run(emulation::innermostFailed);
+    }
+
     /** Where the connection stands now; the pooling is detected once (one round trip) when asked first. */
     Mono<Situation> situation() {
         return pooling().map(pooled -> {
-            Situation.TransactionStatus status = inTransaction() ? Situation.TransactionStatus.OPEN
-                    : Situation.TransactionStatus.IDLE;
+            Situation.TransactionStatus status = !inTransaction() ? Situation.TransactionStatus.IDLE
+                    : !begin.pending() && serverTransactionFailed() ? Situation.TransactionStatus.FAILED
+                    : Situation.TransactionStatus.OPEN;
             boolean autoCommit = !inTransaction();
             if (emulation == null) {
                 return new Situation(status, autoCommit, pooled);
@@ -214,14 +254,23 @@ final class R2dbcGuard {
             if (lost != null) {
                 return lost;
             }
-            if (passes(st)) {
-                return Flux.from(st.real(proxy, st.sql).execute());
-            }
-            String sql = st.sql;
-            TextAnalysis analysis = sql == null || sql.isEmpty() ? null : TextAnalysis.of(sql);
-            ScanResult scan = analysis == null ? ScanResult.NOTHING : analysis.scan();
-            return situation().flatMapMany(where -> run(st, scan, where));
+            Mono<Void> failure = followFailure();
+            return failure == NOTHING ? planned(st) : failure.thenMany(Flux.defer(() -> planned(st)));
         }));
+    }
+
+    /** {@link Mono#empty()}: one instance, so an execution with no failure to follow allocates nothing for it. */
+    private static final Mono<Void> NOTHING = Mono.empty();
+
+    /** After a loss and a failure were looked at: the statement as it is, or planned now. */
+    private Flux<Result> planned(GuardedStatement st) {
+        if (passes(st)) {
+            return Flux.from(st.real(proxy, st.sql).execute());
+        }
+        String sql = st.sql;
+        TextAnalysis analysis = sql == null || sql.isEmpty() ? null : TextAnalysis.of(sql);
+        ScanResult scan = analysis == null ? ScanResult.NOTHING : analysis.scan();
+        return situation().flatMapMany(where -> run(st, scan, where));
     }
 
     /**
@@ -298,11 +347,34 @@ final class R2dbcGuard {
                 return ends.wrapped(st, sql);
             }
         }
+        if (emulation != null && where.statementRunsInTransaction() && soleTransactionEnd(scan, sql)) {
+            // the application's COMMIT or ROLLBACK as text ends its transaction as commitTransaction() and
+            // rollbackTransaction() do: the fence of an owner holding emulated locks (and a leak check) in the
+            // end's own round trip, and the table's transaction-level locks let go
+            return begin.now().then(ends.endByText(sql)).thenMany(Flux.just(LocalResult.none()));
+        }
         Flux<Result> run = plain(st, sql, where);
         if (emulation != null && scan.hasTransactionControl() && where.statementRunsInTransaction()) {
             run = run.concatWith(followSavepoints(scan, sql).then(Mono.empty()));
         }
+        if (emulation != null && where.statementRunsInTransaction()) {
+            // decided from what the server reports: a text that ended the transaction some other way (COMMIT
+            // AND CHAIN aside, a text of several statements) leaves nothing of it in the lock table
+            run = run.concatWith(Mono.defer(() -> !serverInTransaction() && emulation.transactionPending()
+                    ? ends.ended() : Mono.<Void>empty()).then(Mono.empty()));
+        }
         return run;
+    }
+
+    /** The text is one plain transaction end: COMMIT, END, ROLLBACK or ABORT (with WORK or TRANSACTION), nothing else. */
+    private static boolean soleTransactionEnd(ScanResult scan, String sql) {
+        if (sql == null || !scan.hasTransactionControl() || scan.statementCount() != 1 || scan.finalTransactionEnd() == null) {
+            return false;
+        }
+        String words = sql.trim().replaceAll(";\\s*$", "").trim().replaceAll("\\s+", " ").toLowerCase(java.util.Locale.ROOT);
+        return java.util.Set.of("commit", "end", "rollback", "abort", "commit work", "commit transaction", "end work",
+                "end transaction", "rollback work", "rollback transaction", "abort work", "abort transaction")
+                .contains(words);
     }
 
     /** The statement as sent (the application's text, or rewrite's); under emulate a failure that aborted its transaction is followed. */
@@ -311,7 +383,10 @@ final class R2dbcGuard {
         if (emulation == null || !where.statementRunsInTransaction()) {
             return run;
         }
-        return run.onErrorResume(e -> Blocking.run(emulation::innermostFailed).then(Mono.error(e)));
+        // an error the server reported aborts the transaction: followed when the statement's results end (and at
+        // the next statement, for an application that stopped reading them)
+        return run.onErrorResume(e -> followFailure().then(Mono.error(e)))
+                .concatWith(Mono.defer(this::followFailure).then(Mono.empty()));
     }
 
     /** emulate: every call decided in the lock table, the answer made here, one per binding. */
