@@ -355,7 +355,11 @@ final class R2dbcGuard {
         }
         Flux<Result> run = plain(st, sql, where);
         if (emulation != null && scan.hasTransactionControl() && where.statementRunsInTransaction()) {
-            run = run.concatWith(followSavepoints(scan, sql).then(Mono.empty()));
+            // followed only when it took effect: R2DBC delivers a failed SAVEPOINT, RELEASE or ROLLBACK TO inside a
+            // Result, so the execution completes either way; the server's status says (a failed one leaves the
+            // transaction failed, a ROLLBACK TO that worked leaves it open)
+            run = run.concatWith(Mono.defer(() -> serverTransactionFailed() ? Mono.<Void>empty()
+                    : followSavepoints(scan, sql)).then(Mono.empty()));
         }
         if (emulation != null && where.statementRunsInTransaction()) {
             // decided from what the server reports: a text that ended the transaction some other way (COMMIT
