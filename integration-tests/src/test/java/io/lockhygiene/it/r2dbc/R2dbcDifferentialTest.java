@@ -154,11 +154,7 @@ class R2dbcDifferentialTest {
                     Step step = program == null ? nextR2dbcCanRun(r, model, connections, keys, wouldWait, bounded)
                             : program.get(i);
                     long t0 = System.nanoTime();
-                    String outcome = perform(cs, pids, step, observer);
-                    long millis = (System.nanoTime() - t0) / 1_000_000;
-                    if (outcome.startsWith("ERROR 55P03") || outcome.startsWith("ERROR 57014")) {
-                        outcome += millis < 1_000 ? " (in time)" : " (after " + millis + " ms)";
-                    }
+                    String outcome = ProgramGrammar.boundedOutcome(perform(cs, pids, step, observer), t0);
                     if (program == null) {
                         ProgramGrammar.learn(model, step, outcome);
                         performed.add(step);

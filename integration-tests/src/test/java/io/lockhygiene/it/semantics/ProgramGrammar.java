@@ -313,6 +313,19 @@ public final class ProgramGrammar {
         return chosen;
     }
 
+    /**
+     * A step's outcome as the trace shows it: one that a bound ended (55P03, 57014) also says whether the bound
+     * ended it, within a second of {@code startNanos}, where the programs' bounds are 60 to 120 ms and an unbounded
+     * wait runs to the client's own timeout (a wait without a bound is what this tells apart, not a speed).
+     */
+    public static String boundedOutcome(String outcome, long startNanos) {
+        if (!outcome.startsWith("ERROR 55P03") && !outcome.startsWith("ERROR 57014")) {
+            return outcome;
+        }
+        long millis = (System.nanoTime() - startNanos) / 1_000_000;
+        return outcome + (millis < 1_000 ? " (in time)" : " (after " + millis + " ms)");
+    }
+
     /** The table the programs' row-read keys come from (k1 and k2 as bigints). */
     public static void prepareKeysTable(Connection direct, List<Key> keys) throws SQLException {
         try (Statement s = direct.createStatement()) {

@@ -207,11 +207,7 @@ final class ProgramRunner {
     private String perform(Connection[] cs, Statement[] ss, Step step, Client client, Statement observer) {
         long t0 = System.nanoTime();
         String outcome = performOnce(cs, ss, step, client, observer);
-        long millis = (System.nanoTime() - t0) / 1_000_000;
-        if (outcome.startsWith("ERROR 55P03") || outcome.startsWith("ERROR 57014")) {
-            return outcome + (millis < 1_000 ? " (in time)" : " (after " + millis + " ms)");
-        }
-        return outcome;
+        return ProgramGrammar.boundedOutcome(outcome, t0);
     }
 
     private String performOnce(Connection[] cs, Statement[] ss, Step step, Client client, Statement observer) {

@@ -376,10 +376,13 @@ final class R2dbcGuard {
             return false;
         }
         String words = sql.trim().replaceAll(";\\s*$", "").trim().replaceAll("\\s+", " ").toLowerCase(java.util.Locale.ROOT);
-        return java.util.Set.of("commit", "end", "rollback", "abort", "commit work", "commit transaction", "end work",
-                "end transaction", "rollback work", "rollback transaction", "abort work", "abort transaction")
-                .contains(words);
+        return SOLE_ENDS.contains(words);
     }
+
+    /** The plain transaction ends {@link #soleTransactionEnd} takes (not AND CHAIN, not PREPARE TRANSACTION). */
+    private static final java.util.Set<String> SOLE_ENDS = java.util.Set.of("commit", "end", "rollback", "abort",
+            "commit work", "commit transaction", "end work", "end transaction", "rollback work", "rollback transaction",
+            "abort work", "abort transaction");
 
     /** The statement as sent (the application's text, or rewrite's); under emulate a failure that aborted its transaction is followed. */
     Flux<Result> plain(GuardedStatement st, String sent, Situation where) {
