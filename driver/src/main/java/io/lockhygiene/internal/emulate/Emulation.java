@@ -20,6 +20,7 @@ import io.lockhygiene.internal.shape.KeyArg;
 import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.shape.Node;
 import io.lockhygiene.internal.sql.Seals;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 import io.lockhygiene.internal.log.EmulateMessages;
@@ -419,6 +420,23 @@ public final class Emulation {
             appFailure.addSuppressed(ours);
         }
         statementFailed(appFailure);
+    }
+
+    /**
+     * The savepoint commands of a text that ran (SAVEPOINT, ROLLBACK TO, RELEASE, in order), followed in the lock
+     * table under their names; for every front end. Blocking, as {@link #followSavepoint}.
+     */
+    public void followSavepoints(ScanResult scan, String sql) {
+        if (scan == null || !scan.hasTransactionControl() || holder == null || !tableTransaction.active()) {
+            return;
+        }
+        for (TransactionControl tc : scan.transactionControls()) {
+            TransactionControl.Kind k = tc.kind();
+            if (k == TransactionControl.Kind.SAVEPOINT || k == TransactionControl.Kind.ROLLBACK_TO
+                    || k == TransactionControl.Kind.RELEASE) {
+                followSavepoint(k, "text:" + tc.savepointName(sql));
+            }
+        }
     }
 
     /** One savepoint command of the application (a name from text, or a JDBC Savepoint). */

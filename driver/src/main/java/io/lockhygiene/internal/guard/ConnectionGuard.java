@@ -276,9 +276,9 @@ public final class ConnectionGuard {
         sampledText = null;
         if (plan.unflagged() && !sampled && !watchesEveryStatement()) {
             // a prepared statement of an owner holding emulated locks, or a word in a comment that matched
-            return emulation.ownerHolds() ? runs.owning(plan, face, call) : Executed.onApp(call.run(face.app(), plan.sent));
+            return emulation.ownerHolds() ? runs.owning(plan, binds, face, call) : Executed.onApp(call.run(face.app(), plan.sent));
         }
-        if (plan.finalTransactionEnd() != null && ends.checksAtTextEnd(plan)) {
+        if (plan.finalTransactionEnd() != null && (ends.checksAtTextEnd(plan) || endsOwnersTransaction(plan))) {
             return runs.endingTransaction(plan, binds, face, call);
         }
         Situation where = plan.where != null ? plan.where : situation();
@@ -288,6 +288,24 @@ public final class ConnectionGuard {
             ends.sampleNextEnd(); // the COMMIT of our wrapping carries the sampled check
         }
         return runs.carryOut(p, plan, binds, face, call, where);
+    }
+
+    /**
+     * emulate: the text's last statement ends a transaction whose end is fenced or followed in the lock table (the
+     * owner holds emulated locks, or its open transaction has emulation state): the end goes as commit() and
+     * rollback() do ({@link LockPolicy#ownerStep}); a text with advisory calls is split and each part asks this.
+     */
+    private boolean endsOwnersTransaction(StatementPlan plan) throws SQLException {
+        if (!emulation.on() || !plan.scan.calls().isEmpty()) {
+            return false;
+        }
+        boolean holds = emulation.ownerHolds();
+        if (!holds && !emulation.transactionPending()) {
+            return false;
+        }
+        boolean inTransaction = plan.where != null ? plan.where.statementRunsInTransaction()
+                : Pgjdbc.transactionStatus(raw) != Situation.TransactionStatus.IDLE || !raw.getAutoCommit();
+        return LockPolicy.ownerStep(plan, inTransaction, holds) == LockPolicy.OwnerStep.ENDS_TRANSACTION;
     }
 
     /** True while the owner of this connection's statements holds emulated locks (a volatile read when none does). */

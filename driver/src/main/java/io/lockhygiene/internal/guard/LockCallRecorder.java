@@ -9,6 +9,7 @@ import io.lockhygiene.internal.leak.RateLimiter;
 import io.lockhygiene.internal.leak.RecentCalls.LockCall;
 import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.internal.leak.UnlockWatch;
+import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.Rule;
@@ -19,7 +20,7 @@ import io.lockhygiene.settings.Settings;
 /**
  * Records what one connection's statements call (with the stack that called, for attribution at the
  * leak check) and words what LockHygiene says about them: the session-lock warning, the rewrite notice,
- * strict mode's refusal. Each message names what happened and what to do.
+ * strict mode's rejection, emulate's refusal. Each message names what happened and what to do.
  */
 public final class LockCallRecorder {
     private static final RateLimiter WARNINGS = new RateLimiter(60_000);
@@ -95,6 +96,16 @@ public final class LockCallRecorder {
             Log.warn("LockHygiene: {} SQL: {}", message, settings.loggable(sql));
         }
         reporter.publish(EventType.SESSION_LOCK_CALL, first.function().sqlName(), null, null, sql, message, stack);
+    }
+
+    /**
+     * emulate cannot answer the statement as PostgreSQL would on this connection: the error (SQLState 0A000, nothing
+     * sent) with the reason and its fix, published as REFUSED; for every front end.
+     */
+    public SQLException refuse(String why, String sql) {
+        String message = EmulateMessages.refused(why, settings.loggable(sql));
+        reporter.publish(EventType.REFUSED, null, null, null, sql, message, CallSite.capture("refused here"));
+        return new SQLException(message, "0A000");
     }
 
     public SQLException reject(String sql, ScanResult scan) {

@@ -6,12 +6,10 @@ import java.sql.Statement;
 import java.util.Collections;
 import java.util.List;
 
-import io.lockhygiene.events.EventType;
 import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.emulate.Validation;
-import io.lockhygiene.internal.leak.CallSite;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.internal.leak.UnlockWatch;
@@ -20,9 +18,6 @@ import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
 import io.lockhygiene.internal.sql.Seals;
-import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
-import io.lockhygiene.internal.sql.SqlScanner;
-import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 
 /**
@@ -94,24 +89,37 @@ public final class PlanRun {
     }
 
     /**
-     * A statement without advisory calls of an owner that holds emulated locks. In autocommit it is its own
-     * commit, so it is fenced in its own round trip: run with the fence after it in one implicit transaction,
-     * which the fence undoes when a session holding the owner's locks is gone (then 08006, naming the keys);
-     * where that cannot be done exactly it runs in a transaction of ours whose COMMIT carries the fence.
-     * Inside a transaction it runs as it is (its end is fenced); one that cannot run inside a transaction
-     * block (VACUUM, CREATE INDEX CONCURRENTLY) commits nothing to fence. DISCARD ALL lets the owner's
-     * session-level locks go, as on PostgreSQL.
+     * A statement without advisory calls of an owner that holds emulated locks, as the one rule says
+     * ({@link LockPolicy#ownerStep}). In autocommit it is its own commit, so it is fenced in its own round trip:
+     * run with the fence after it in one implicit transaction, which the fence undoes when a session holding the
+     * owner's locks is gone (then 08006, naming the keys); where that cannot be done exactly it runs in a
+     * transaction of ours whose COMMIT carries the fence. Inside a transaction it runs as it is (its end is
+     * fenced), unless it is that end (COMMIT as text): then the end goes with the fence. One that cannot run inside
+     * a transaction block (VACUUM, CREATE INDEX CONCURRENTLY) commits nothing to fence. DISCARD ALL lets the
+     * owner's session-level locks go, as on PostgreSQL.
      */
-    <R> Executed<R> owning(StatementPlan plan, StatementSource face, Call<R> call) throws SQLException {
+    <R> Executed<R> owning(StatementPlan plan, Binds binds, StatementSource face, Call<R> call) throws SQLException {
         Statement app = face.app();
-        if (SqlScanner.discardsAll(plan.original)) {
-            R result = call.run(app, plan.sent);
-            emulation.discardedAll();
-            return Executed.onApp(result);
+        boolean inTransaction = Pgjdbc.transactionStatus(raw) != Situation.TransactionStatus.IDLE || !raw.getAutoCommit();
+        switch (LockPolicy.ownerStep(plan, inTransaction, true)) {
+            case ENDS_TRANSACTION:
+                return endingTransaction(plan.read(), binds, face, call);
+            case LETS_GO_AFTER:
+                R result = call.run(app, plan.sent);
+                emulation.discardedAll();
+                return Executed.onApp(result);
+            case FENCED:
+                return fenced(plan, face, call);
+            default:
+                return Executed.onApp(call.run(app, plan.sent));
         }
-        int[] seals = Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.IDLE && raw.getAutoCommit()
-                ? emulation.commitSeals() : null;
-        if (seals == null || !plan.runsInTransactionBlockAsAlone()) {
+    }
+
+    /** An owner's autocommit statement with the fence in its round trip (see {@link #owning}). */
+    private <R> Executed<R> fenced(StatementPlan plan, StatementSource face, Call<R> call) throws SQLException {
+        Statement app = face.app();
+        int[] seals = emulation.commitSeals();
+        if (seals == null) {
             return Executed.onApp(call.run(app, plan.sent));
         }
         Statement fenced;
@@ -159,7 +167,7 @@ public final class PlanRun {
         if (!wrapped) {
             ends.afterExecution(where.status());
         }
-        followSavepoints(plan.scan, plan.original);
+        emulation.followSavepoints(plan.scan, plan.original);
         return Executed.onApp(result);
     }
 
@@ -226,23 +234,7 @@ public final class PlanRun {
         if (plan.shape != null && !plan.callable()) {
             Validation.describe(plan.original, binds, plan.shape.parameterCount(), raw);
         }
-        String message = EmulateMessages.refused(why, settings.loggable(plan.original));
-        reporter.publish(EventType.REFUSED, null, null, null, plan.original, message, CallSite.capture("refused here"));
-        return new SQLException(message, "0A000");
-    }
-
-    /** A Statement's savepoint commands as text (SAVEPOINT, ROLLBACK TO, RELEASE), for emulate's table. */
-    private void followSavepoints(ScanResult scan, String sql) {
-        if (scan == null || !scan.hasTransactionControl() || !emulation.on()) {
-            return;
-        }
-        for (TransactionControl tc : scan.transactionControls()) {
-            TransactionControl.Kind k = tc.kind();
-            if (k == TransactionControl.Kind.SAVEPOINT || k == TransactionControl.Kind.ROLLBACK_TO
-                    || k == TransactionControl.Kind.RELEASE) {
-                emulation.followSavepoint(k, "text:" + tc.savepointName(sql));
-            }
-        }
+        return recorder().refuse(why, plan.original);
     }
 
     /** A batch: each text's plan from the policy, recorded; wrapped like one execution when one needs it. */
@@ -250,7 +242,8 @@ public final class PlanRun {
         // an owner holding emulated locks: its autocommit batch commits in a transaction of ours whose COMMIT
         // carries the fence, as a single statement's does
         boolean wrap = (texts.isEmpty() && LockPolicy.wrapsBatch(where, settings))
-                || (emulation.ownerHolds() && !where.statementRunsInTransaction() && !endsTransactions(texts));
+                || (emulation.ownerHolds() && LockPolicy.fencesBatch(where.statementRunsInTransaction(), true,
+                        controlsTransactions(texts)));
         for (StatementPlan p : texts) {
             Plan plan = LockPolicy.inBatch(p.sentScan, p.shape, where, settings);
             if (plan.action() == Plan.Action.REFUSE) {
@@ -276,10 +269,10 @@ public final class PlanRun {
         return result;
     }
 
-    /** A text of the batch begins or ends a transaction itself: no transaction of ours can be around it. */
-    private static boolean endsTransactions(List<StatementPlan> texts) {
+    /** A text of the batch is transaction control: no transaction of ours can be around it. */
+    private static boolean controlsTransactions(List<StatementPlan> texts) {
         for (StatementPlan p : texts) {
-            if (p.sentScan.hasTransactionControl()) {
+            if (p.scan().hasTransactionControl()) { // a text the prefilter ruled out is read from the one cache
                 return true;
             }
         }

@@ -18,7 +18,7 @@ import io.lockhygiene.internal.sql.TransactionControl;
  * the connection is then; a text run at once (a Statement's) carries the situation and plan decided when it
  * was read, so both are made once per execution.
  */
-public final class StatementPlan {
+public final class StatementPlan implements LockPolicy.OwnerText {
     final String original;
     final String sent;
     /** The scan of the application's text; NOTHING for text the prefilter ruled out. */
@@ -69,11 +69,29 @@ public final class StatementPlan {
     }
 
     /** What is sent may run in one transaction block with a fence after it (a single ordinary statement). */
-    boolean runsInTransactionBlockAsAlone() {
+    @Override
+    public boolean runsInTransactionBlockAsAlone() {
         if (blockable == 0) {
             blockable = SqlScanner.runsInTransactionBlockAsAlone(sent) ? (byte) 1 : (byte) 2;
         }
         return blockable == 1;
+    }
+
+    /** An owner's statement: the scan of what is sent, read from the one cache when the prefilter ruled it out. */
+    @Override
+    public ScanResult scan() {
+        return sentScan != ScanResult.NOTHING || sent == null || sent.isEmpty() ? sentScan : TextAnalysis.of(sent).scan;
+    }
+
+    @Override
+    public boolean discardsAll() {
+        return SqlScanner.discardsAll(sent);
+    }
+
+    /** This text read in full (a text the prefilter ruled out, whose end must be seen). */
+    StatementPlan read() {
+        ScanResult read = scan();
+        return read == sentScan ? this : new StatementPlan(original, sent, read, read, shape, form);
     }
 
     /** The text pgjdbc prepares. */

@@ -3,6 +3,8 @@ package io.lockhygiene.internal.policy;
 import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.shape.ShapeParser;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
+import io.lockhygiene.internal.sql.SqlScanner;
+import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 
 /**
@@ -133,6 +135,96 @@ public final class LockPolicy {
     /** An empty batch (addBatch texts that all passed unchecked): wrapped when every end is checked. */
     public static boolean wrapsBatch(Situation where, Settings settings) {
         return plan(ScanResult.NOTHING, null, Form.TEXT, false, where, settings).wrapped();
+    }
+
+    /**
+     * emulate: what a statement without advisory calls needs of ours while its owner holds emulated locks or keeps a
+     * transaction in the lock table (asked by every front end; they differ only in how they send it).
+     */
+    public enum OwnerStep {
+        /** As it is: inside a transaction its end is fenced; in autocommit it commits nothing to fence. */
+        AS_IS,
+        /** DISCARD ALL in autocommit: as it is, then the owner's session-level locks are let go, as on PostgreSQL. */
+        LETS_GO_AFTER,
+        /**
+         * Its own commit (autocommit): it runs with the fence in its round trip, or in a transaction of ours whose
+         * COMMIT carries the fence.
+         */
+        FENCED,
+        /**
+         * Its last statement ends the transaction it runs in (COMMIT, ROLLBACK, END, ABORT, PREPARE TRANSACTION as
+         * text): that end goes as the API's commit or rollback does, with the fence of an owner holding emulated
+         * locks (and the leak check) in its round trip, and the lock table follows it.
+         */
+        ENDS_TRANSACTION
+    }
+
+    /**
+     * What {@link #ownerStep} needs to know of a text, each asked only when the rule reaches it (an owner's repeated
+     * autocommit statement is read once by a front end that keeps the answers, and never scanned).
+     */
+    public interface OwnerText {
+        /** Its transaction control as the scanner found it. */
+        ScanResult scan();
+
+        /** {@code DISCARD ALL} alone. */
+        boolean discardsAll();
+
+        /** One ordinary statement that runs inside a transaction block as it would alone. */
+        boolean runsInTransactionBlockAsAlone();
+
+        /** A text whose answers nobody keeps: each read when asked. */
+        static OwnerText of(String sql, ScanResult scan) {
+            return new OwnerText() {
+                @Override
+                public ScanResult scan() {
+                    return scan;
+                }
+
+                @Override
+                public boolean discardsAll() {
+                    return SqlScanner.discardsAll(sql);
+                }
+
+                @Override
+                public boolean runsInTransactionBlockAsAlone() {
+                    return SqlScanner.runsInTransactionBlockAsAlone(sql);
+                }
+            };
+        }
+    }
+
+    /**
+     * The one rule for an owner's statement without advisory calls (see {@link OwnerStep}), for every front end.
+     *
+     * @param inTransaction the statement runs inside a transaction block, as the server reports
+     * @param ownerHolds the owner holds emulated locks now
+     */
+    public static OwnerStep ownerStep(OwnerText text, boolean inTransaction, boolean ownerHolds) {
+        if (!inTransaction && ownerHolds) {
+            if (text.runsInTransactionBlockAsAlone()) {
+                return OwnerStep.FENCED; // one ordinary statement: no transaction control in it
+            }
+            if (text.discardsAll()) {
+                return OwnerStep.LETS_GO_AFTER;
+            }
+        }
+        ScanResult scan = text.scan();
+        TransactionControl end = scan.finalTransactionEnd();
+        // in autocommit a text of its own BEGIN ... COMMIT is a transaction too: its COMMIT is fenced
+        return end != null && (inTransaction || scan.opensTransactionBefore(end)) ? OwnerStep.ENDS_TRANSACTION
+                : OwnerStep.AS_IS;
+    }
+
+    /**
+     * emulate: an autocommit batch of an owner holding emulated locks commits in a transaction of ours whose COMMIT
+     * carries the fence, as a single statement's does; a batch with a text that begins or ends a transaction itself
+     * cannot have one of ours around it.
+     *
+     * @param controlsTransactions a text of the batch is transaction control (BEGIN, COMMIT, SAVEPOINT, ...)
+     */
+    public static boolean fencesBatch(boolean inTransaction, boolean ownerHolds, boolean controlsTransactions) {
+        return ownerHolds && !inTransaction && !controlsTransactions;
     }
 
     private static Plan emulate(ScanResult scan, LockShape shape, Form form, Situation where) {

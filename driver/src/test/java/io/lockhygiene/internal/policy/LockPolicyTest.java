@@ -172,4 +172,44 @@ class LockPolicyTest {
         Plan plan = LockPolicy.inBatch(scan, scan.calls().isEmpty() ? null : ShapeParser.parse(sql), where, settings);
         assertEquals(expected, plan.action() + (plan.wrapped() ? " wrapped" : ""));
     }
+
+    /**
+     * The one rule for an owner's statement without advisory calls, which every front end asks: its own commit is
+     * fenced, DISCARD ALL lets go, a COMMIT or ROLLBACK as text (alone, at a text's end, or a text's own BEGIN ...
+     * COMMIT in autocommit) goes as the API's end with the fence.
+     */
+    @ParameterizedTest(name = "owner step of {0}, in transaction={1}, holds={2} -> {3}")
+    @CsvSource(delimiter = '|', value = {
+            "INSERT INTO t VALUES (1)                      | false | true  | FENCED",
+            "INSERT INTO t VALUES (1)                      | false | false | AS_IS",
+            "INSERT INTO t VALUES (1)                      | true  | true  | AS_IS",
+            "select 1;                                     | false | true  | FENCED",
+            "VACUUM t                                      | false | true  | AS_IS",
+            "CREATE INDEX CONCURRENTLY i ON t (a)          | false | true  | AS_IS",
+            "DISCARD ALL                                   | false | true  | LETS_GO_AFTER",
+            "discard all;                                  | false | false | AS_IS",
+            "COMMIT                                        | true  | true  | ENDS_TRANSACTION",
+            "commit work;                                  | true  | false | ENDS_TRANSACTION",
+            "ROLLBACK                                      | true  | true  | ENDS_TRANSACTION",
+            "END                                           | true  | true  | ENDS_TRANSACTION",
+            "COMMIT                                        | false | true  | AS_IS",
+            "INSERT INTO t VALUES (1); COMMIT              | true  | true  | ENDS_TRANSACTION",
+            "BEGIN; INSERT INTO t VALUES (1); COMMIT       | false | true  | ENDS_TRANSACTION",
+            "INSERT INTO t VALUES (1); COMMIT              | false | true  | AS_IS",
+            "COMMIT AND CHAIN                              | true  | true  | AS_IS",
+            "COMMIT; INSERT INTO t VALUES (1)              | true  | true  | AS_IS",
+            "SAVEPOINT a                                   | true  | true  | AS_IS",
+            "/* COMMIT */ SELECT 'COMMIT'                  | true  | true  | AS_IS",
+    })
+    void anOwnersStatementWithoutCalls(String sql, boolean inTransaction, boolean holds, LockPolicy.OwnerStep expected) {
+        assertEquals(expected, LockPolicy.ownerStep(LockPolicy.OwnerText.of(sql, SqlScanner.scan(sql)), inTransaction,
+                holds));
+    }
+
+    @ParameterizedTest(name = "batch fenced: in transaction={0}, holds={1}, transaction control={2} -> {3}")
+    @CsvSource({"false, true, false, true", "true, true, false, false", "false, false, false, false",
+            "false, true, true, false"})
+    void anOwnersAutocommitBatchIsFenced(boolean inTransaction, boolean holds, boolean control, boolean expected) {
+        assertEquals(expected, LockPolicy.fencesBatch(inTransaction, holds, control));
+    }
 }

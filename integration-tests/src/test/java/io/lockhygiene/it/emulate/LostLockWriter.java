@@ -15,7 +15,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class LostLockWriter {
     /** How each row is committed: its own autocommit INSERT, a transaction of its own, a batch of one in autocommit. */
-    enum Style { AUTOCOMMIT, TRANSACTION, BATCH }
+    enum Style {
+        AUTOCOMMIT, TRANSACTION, BATCH,
+        /** The transaction begun and ended as text (BEGIN, COMMIT), as psql-minded code and migration tools do. */
+        TEXT_TRANSACTION
+    }
 
     /** What the writer did: rows it saw committed, and its first error (SQLState, wall-clock millis), if any. */
     static final class Result {
@@ -73,6 +77,11 @@ final class LostLockWriter {
                     if (style == Style.TRANSACTION) {
                         current.setAutoCommit(false);
                     }
+                    if (style == Style.TEXT_TRANSACTION) {
+                        try (Statement begin = current.createStatement()) {
+                            begin.execute("BEGIN");
+                        }
+                    }
                     insert.setString(1, run);
                     if (style == Style.BATCH) {
                         insert.addBatch();
@@ -83,6 +92,11 @@ final class LostLockWriter {
                     if (style == Style.TRANSACTION) {
                         current.commit();
                         current.setAutoCommit(true);
+                    }
+                    if (style == Style.TEXT_TRANSACTION) {
+                        try (Statement commit = current.createStatement()) {
+                            commit.execute("COMMIT");
+                        }
                     }
                     r.committed++;
                 } catch (SQLException e) {

@@ -88,7 +88,7 @@ class R2dbcDifferentialTest {
         List<Step> program = new ArrayList<>();
         int connections = connectionsOf(seed);
         List<String> reference = new Runner(plain(bed, Route.DIRECT), false)
-                .run(new Random(seed), connections, null, keys, program);
+                .run(ProgramGrammar.programRandom(seed), connections, null, keys, program);
         return new Generated(keys, program, connections, reference);
     }
 

@@ -49,7 +49,11 @@ class R2dbcFencedCommitTest {
     private final LockRace race = new LockRace(bed);
 
     /** How A commits each row: an autocommit INSERT, a transaction of its own, a batch of one in autocommit. */
-    enum Style { AUTOCOMMIT, TRANSACTIONS, BATCH }
+    enum Style {
+        AUTOCOMMIT, TRANSACTIONS, BATCH,
+        /** The transaction begun and ended as text (BEGIN, COMMIT). */
+        TEXT_TRANSACTIONS
+    }
 
     /** What A did: rows committed, rows committed after B took the key, A's first error. */
     record Outcome(int committed, int committedAfter, String firstError) {
@@ -97,6 +101,8 @@ class R2dbcFencedCommitTest {
                     }
                     if (style == Style.TRANSACTIONS) {
                         begin(a.get());
+                    } else if (style == Style.TEXT_TRANSACTIONS) {
+                        run(a.get(), "BEGIN");
                     }
                     if (style == Style.BATCH) {
                         batch(a.get(), "insert into lost_rows (run, worker) values ('" + runId + "', 'a')");
@@ -105,6 +111,8 @@ class R2dbcFencedCommitTest {
                     }
                     if (style == Style.TRANSACTIONS) {
                         commit(a.get());
+                    } else if (style == Style.TEXT_TRANSACTIONS) {
+                        run(a.get(), "COMMIT");
                     }
                     committed.incrementAndGet();
                     Thread.sleep(5);
@@ -184,7 +192,7 @@ class R2dbcFencedCommitTest {
     @ParameterizedTest(name = "{0}")
     @EnumSource(Style.class)
     void commitsRacingTheHoldersLossAreFenced(Style style) throws Exception {
-        Outcome o = race(guarded(bed, Route.TRANSACTION_POOL), 1_992_104 + style.ordinal(), style, false);
+        Outcome o = race(guarded(bed, Route.TRANSACTION_POOL), 1_992_204 + style.ordinal(), style, false);
         System.out.println("[fenced commit] R2DBC, default settings, " + style + ": " + o);
         assertTrue(o.committed() > 0, o.toString());
         assertEquals(0, o.committedAfter(), "nothing of A commits once B holds the key: " + o);

@@ -106,7 +106,7 @@ class DifferentialTest {
         runner.prepareKeysTable(keys);
         List<Step> program = new ArrayList<>();
         int connections = connectionsOf(seed);
-        List<String> reference = runner.run(new Random(seed), connections, null, Client.DIRECT_PLAIN, keys, program);
+        List<String> reference = runner.run(ProgramGrammar.programRandom(seed), connections, null, Client.DIRECT_PLAIN, keys, program);
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("keys", keys);
         out.put("program", program);

@@ -154,7 +154,11 @@ public final class ProgramGrammar {
             if (m.apiTransaction[c]) {
                 return new Step(c, r.nextBoolean() ? "commit-api" : "rollback-api", null, null);
             }
-            return new Step(c, "text", r.nextBoolean() ? "COMMIT" : "ROLLBACK", null);
+            String end = r.nextBoolean() ? "COMMIT" : "ROLLBACK";
+            // an end at every seventh step chains the next transaction (decided from the model, not drawn), except in
+            // the programs of seeds kept from before chains were written (see programRandom)
+            boolean chains = r instanceof ProgramRandom && ((ProgramRandom) r).chains;
+            return new Step(c, "text", chains && m.steps % 7 == 3 ? end + " AND CHAIN" : end, null);
         }
         if (roll < 24 && m.inTransaction[c]) {
             int sp = m.savepoints[c];
@@ -291,10 +295,36 @@ public final class ProgramGrammar {
             m.inTransaction[c] = true;
         } else if (("COMMIT".equals(sql) || "ROLLBACK".equals(sql)) && !m.apiTransaction[c]) {
             m.endTransaction(c);
+        } else if (sql.endsWith(" AND CHAIN") && !outcome.startsWith("ERROR")) {
+            m.savepoints[c] = 0; // ended, and the next one open at once
+            m.inTransaction[c] = true;
         } else if (sql.startsWith("SAVEPOINT") && !outcome.startsWith("ERROR")) {
             m.savepoints[c]++;
         } else if (sql.startsWith("RELEASE") && !outcome.startsWith("ERROR")) {
             m.savepoints[c] = Math.max(0, m.savepoints[c] - 1);
+        }
+    }
+
+    /**
+     * The random source a program of {@code seed} is generated from. The seeds kept from before the grammar wrote
+     * COMMIT AND CHAIN and ROLLBACK AND CHAIN keep their programs as they were (each was chosen for what its program
+     * does); every other seed's program has them.
+     */
+    public static Random programRandom(long seed) {
+        return new ProgramRandom(seed, !BEFORE_CHAINS.contains(seed));
+    }
+
+    private static final java.util.Set<Long> BEFORE_CHAINS = java.util.Set.of(737084L, 55031L, 55036L, 55053L,
+            31080L, 31224L, 52400L);
+
+    /** A program's random source, and whether its transaction ends may chain. */
+    private static final class ProgramRandom extends Random {
+        private static final long serialVersionUID = 1L;
+        final boolean chains;
+
+        ProgramRandom(long seed, boolean chains) {
+            super(seed);
+            this.chains = chains;
         }
     }
 

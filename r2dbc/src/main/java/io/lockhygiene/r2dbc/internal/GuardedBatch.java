@@ -4,8 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.lockhygiene.internal.guard.StatementPlan.TextAnalysis;
+import io.lockhygiene.internal.leak.CallSite;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
+import io.lockhygiene.internal.sql.SqlRewriter;
 import io.lockhygiene.internal.sql.SqlScanner;
 import io.r2dbc.spi.Batch;
 import io.r2dbc.spi.Result;
@@ -15,12 +17,16 @@ import reactor.core.publisher.Flux;
 /**
  * A batch: each text that passed the prefilter is planned by the decision table's batch rule at execution
  * (strict rejects, emulate refuses session-level calls, detect records them for the check at the transaction's
- * end); the texts go to the driver's batch as they are.
+ * end, rewrite splices a call inside a transaction to its transaction-level form, as the JDBC batch does); the
+ * texts go to the driver's batch then, in order. An owner holding emulated locks has its autocommit batch fenced
+ * by the one rule ({@link LockPolicy#fencesBatch}).
  */
 final class GuardedBatch implements Batch {
     private final R2dbcGuard guard;
     private final Batch delegate;
-    private final List<String> flagged = new ArrayList<>(0);
+    /** Every text, in order: given to the driver's batch at execution, as planned then. */
+    private final List<String> texts = new ArrayList<>(4);
+    private boolean anyFlagged;
 
     GuardedBatch(R2dbcGuard guard, Batch delegate) {
         this.guard = guard;
@@ -29,20 +35,21 @@ final class GuardedBatch implements Batch {
 
     @Override
     public Batch add(String sql) {
-        if (sql != null && SqlScanner.mightMatter(sql)) {
-            flagged.add(sql);
+        if (sql == null) {
+            throw new IllegalArgumentException("sql must not be null"); // r2dbc-postgresql's words, at once, as without us
         }
-        delegate.add(sql);
+        anyFlagged |= SqlScanner.mightMatter(sql);
+        texts.add(sql);
         return this;
     }
 
     @Override
     public Publisher<? extends Result> execute() {
-        if (flagged.isEmpty() && guard.emulation == null) {
+        if (!anyFlagged && guard.emulation == null) {
+            texts.forEach(delegate::add);
             return guard.gate.afterMany(guard.begin.now().thenMany(delegate.execute()));
         }
-        Throwable callSite = flagged.isEmpty() ? null
-                : io.lockhygiene.internal.leak.CallSite.capture("session-level advisory lock call sent here");
+        Throwable callSite = anyFlagged ? CallSite.capture("session-level advisory lock call sent here") : null;
         return guard.gate.afterMany(Flux.defer(() -> {
             Flux<Result> lost = guard.lossOnce();
             return lost != null ? lost : guard.situation().flatMapMany(where -> planned(where, callSite));
@@ -50,28 +57,47 @@ final class GuardedBatch implements Batch {
     }
 
     private Flux<Result> planned(LockPolicy.Situation where, Throwable callSite) {
-        // emulate: an owner holding locks has its autocommit batch committed in a transaction of ours whose
-        // COMMIT carries the fence, as a single statement's
-        boolean wrap = guard.emulation != null && !where.statementRunsInTransaction() && guard.emulation.ownerHolds();
-        for (String sql : flagged) {
-            TextAnalysis a = TextAnalysis.of(sql);
-            Plan p = LockPolicy.inBatch(a.scan(), guard.emulation == null ? null : a.shape(), where, guard.settings);
-            switch (p.action()) {
-                case REJECT:
-                    return Flux.error(R2dbcErrors.of(guard.recorder().reject(sql, a.scan())));
-                case REFUSE:
-                    return Flux.error(R2dbcErrors.of(guard.refused(p.refusal(), sql)));
-                case RECORD:
-                    guard.recorder().record(a.scan(), sql, where, LockPolicy.rewrites(guard.settings),
-                            LockPolicy.emulates(guard.settings) && guard.emulation == null, callSite);
-                    break;
-                default:
-                    break;
+        boolean inTransaction = where.statementRunsInTransaction();
+        boolean wrap = guard.emulation != null && guard.emulation.ownerHolds()
+                && LockPolicy.fencesBatch(inTransaction, true, controlsTransactions());
+        for (String sql : texts) {
+            String sent = sql;
+            if (SqlScanner.mightMatter(sql)) {
+                TextAnalysis a = TextAnalysis.of(sql);
+                Plan p = LockPolicy.inBatch(a.scan(), guard.emulation == null ? null : a.shape(), where, guard.settings);
+                switch (p.action()) {
+                    case REJECT:
+                        return Flux.error(R2dbcErrors.of(guard.recorder().reject(sql, a.scan())));
+                    case REFUSE:
+                        return Flux.error(R2dbcErrors.of(guard.recorder().refuse(p.refusal(), sql)));
+                    case REWRITE:
+                        sent = SqlRewriter.toTransactionScoped(sql, a.scan(), a.scan().callsInTransaction(inTransaction));
+                        guard.recorder().announceRewrite(sql, a.scan(), sent);
+                        guard.recorder().record(SqlScanner.scan(sent), sql, where, true, false, callSite);
+                        break;
+                    case RECORD:
+                        guard.recorder().record(a.scan(), sql, where, LockPolicy.rewrites(guard.settings),
+                                LockPolicy.emulates(guard.settings) && guard.emulation == null, callSite);
+                        break;
+                    default:
+                        break;
+                }
+                wrap |= p.wrapped();
             }
-            wrap |= p.wrapped();
+            delegate.add(sent);
         }
-        // autocommit under transaction pooling: a transaction of ours, whose COMMIT carries the check
+        // autocommit under transaction pooling: a transaction of ours, whose COMMIT carries the check (or the fence)
         return wrap ? guard.ends.wrapped(delegate::execute)
                 : guard.begin.now().thenMany(Flux.<Result>from(delegate.execute()));
+    }
+
+    /** A text of the batch is transaction control: no transaction of ours can be around it. */
+    private boolean controlsTransactions() {
+        for (String sql : texts) {
+            if (sql != null && !sql.isEmpty() && TextAnalysis.of(sql).scan().hasTransactionControl()) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -4,7 +4,6 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.events.Events.Counters.StatementTally;
 import io.lockhygiene.internal.events.Events;
@@ -19,7 +18,6 @@ import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.sql.SqlRewriter;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.SqlScanner;
-import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.Result;
@@ -306,9 +304,9 @@ final class R2dbcGuard {
             case REJECT:
                 return Flux.error(R2dbcErrors.of(recorder().reject(sql, scan)));
             case REFUSE:
-                return Flux.error(R2dbcErrors.of(refused(p.refusal(), sql)));
+                return Flux.error(R2dbcErrors.of(recorder().refuse(p.refusal(), sql)));
             case SPLIT:
-                return Flux.error(R2dbcErrors.of(refused("several statements with advisory calls in one R2DBC statement"
+                return Flux.error(R2dbcErrors.of(recorder().refuse("several statements with advisory calls in one R2DBC statement"
                         + " (send them one statement at a time)", sql)));
             case EMULATE:
                 return emulated(st, shape, dollars, where);
@@ -332,36 +330,42 @@ final class R2dbcGuard {
     }
 
     /**
-     * A statement without advisory calls that is ours only because the owner holds emulated locks (or every
-     * statement is looked at): in autocommit it is its own commit, so it runs in a transaction of ours whose
-     * COMMIT carries the fence; one that cannot run in a transaction block commits nothing to fence. DISCARD
-     * ALL lets the owner's session-level locks go, as on PostgreSQL. Savepoint texts are followed.
+     * A statement without advisory calls that is ours only because the owner holds emulated locks or keeps a
+     * transaction in the lock table (or every statement is looked at): the one rule ({@link LockPolicy#ownerStep})
+     * says what it needs. In autocommit it is its own commit, so it runs in a transaction of ours whose COMMIT
+     * carries the fence; DISCARD ALL lets the owner's session-level locks go, as on PostgreSQL; the application's
+     * COMMIT or ROLLBACK as text ends its transaction as commitTransaction() and rollbackTransaction() do.
+     * Savepoint texts are followed.
      */
     private Flux<Result> withoutCalls(GuardedStatement st, ScanResult scan, Situation where) {
         String sql = st.sql;
-        if (emulation != null && !where.statementRunsInTransaction() && emulation.ownerHolds()) {
-            if (sql != null && SqlScanner.discardsAll(sql)) {
-                return plain(st, sql, where).concatWith(Blocking.run(emulation::discardedAll).then(Mono.empty()));
+        boolean inTransaction = where.statementRunsInTransaction();
+        if (emulation != null && sql != null) {
+            switch (LockPolicy.ownerStep(LockPolicy.OwnerText.of(sql, scan), inTransaction, emulation.ownerHolds())) {
+                case LETS_GO_AFTER:
+                    return plain(st, sql, where).concatWith(Blocking.run(emulation::discardedAll).then(Mono.empty()));
+                case FENCED:
+                    return ends.wrapped(st, sql);
+                case ENDS_TRANSACTION:
+                    if (soleTransactionEnd(scan, sql)) {
+                        // the fence of an owner holding emulated locks (and a leak check) in the end's own round
+                        // trip, and the table's transaction-level locks let go
+                        return begin.now().then(ends.endByText(sql)).thenMany(Flux.just(LocalResult.none()));
+                    }
+                    break; // a text of several statements goes as one: followed below, not fenced (docs/front-ends.md)
+                default:
+                    break;
             }
-            if (sql != null && SqlScanner.runsInTransactionBlockAsAlone(sql)) {
-                return ends.wrapped(st, sql);
-            }
-        }
-        if (emulation != null && where.statementRunsInTransaction() && soleTransactionEnd(scan, sql)) {
-            // the application's COMMIT or ROLLBACK as text ends its transaction as commitTransaction() and
-            // rollbackTransaction() do: the fence of an owner holding emulated locks (and a leak check) in the
-            // end's own round trip, and the table's transaction-level locks let go
-            return begin.now().then(ends.endByText(sql)).thenMany(Flux.just(LocalResult.none()));
         }
         Flux<Result> run = plain(st, sql, where);
-        if (emulation != null && scan.hasTransactionControl() && where.statementRunsInTransaction()) {
+        if (emulation != null && scan.hasTransactionControl() && inTransaction) {
             // followed only when it took effect: R2DBC delivers a failed SAVEPOINT, RELEASE or ROLLBACK TO inside a
             // Result, so the execution completes either way; the server's status says (a failed one leaves the
             // transaction failed, a ROLLBACK TO that worked leaves it open)
-            run = run.concatWith(Mono.defer(() -> serverTransactionFailed() ? Mono.<Void>empty()
-                    : followSavepoints(scan, sql)).then(Mono.empty()));
+            run = run.concatWith(Mono.defer(() -> serverTransactionFailed() || !emulation.transactionActive()
+                    ? Mono.<Void>empty() : Blocking.run(() -> emulation.followSavepoints(scan, sql))).then(Mono.empty()));
         }
-        if (emulation != null && where.statementRunsInTransaction()) {
+        if (emulation != null && inTransaction) {
             // decided from what the server reports: a text that ended the transaction some other way (COMMIT
             // AND CHAIN aside, a text of several statements) leaves nothing of it in the lock table
             run = run.concatWith(Mono.defer(() -> !serverInTransaction() && emulation.transactionPending()
@@ -370,9 +374,12 @@ final class R2dbcGuard {
         return run;
     }
 
-    /** The text is one plain transaction end: COMMIT, END, ROLLBACK or ABORT (with WORK or TRANSACTION), nothing else. */
+    /**
+     * The text is one plain transaction end: COMMIT, END, ROLLBACK or ABORT (with WORK or TRANSACTION), nothing
+     * else. R2DBC sends a text as one statement, so only such an end can go with the fence in its round trip.
+     */
     private static boolean soleTransactionEnd(ScanResult scan, String sql) {
-        if (sql == null || !scan.hasTransactionControl() || scan.statementCount() != 1 || scan.finalTransactionEnd() == null) {
+        if (scan.statementCount() != 1) {
             return false;
         }
         String words = sql.trim().replaceAll(";\\s*$", "").trim().replaceAll("\\s+", " ").toLowerCase(java.util.Locale.ROOT);
@@ -416,30 +423,6 @@ final class R2dbcGuard {
                     // in PostgreSQL a failed call (a deadlock, a timeout) aborts the transaction it ran in
                     return inTransaction ? ends.abortTransaction().then(Mono.error(shown)) : Mono.error(shown);
                 });
-    }
-
-    /** Savepoint commands sent as text, followed in the lock table. */
-    private Mono<Void> followSavepoints(ScanResult scan, String sql) {
-        if (!emulation.transactionActive()) {
-            return Mono.empty();
-        }
-        return Blocking.run(() -> {
-            for (TransactionControl tc : scan.transactionControls()) {
-                TransactionControl.Kind k = tc.kind();
-                if (k == TransactionControl.Kind.SAVEPOINT || k == TransactionControl.Kind.ROLLBACK_TO
-                        || k == TransactionControl.Kind.RELEASE) {
-                    emulation.followSavepoint(k, "text:" + tc.savepointName(sql));
-                }
-            }
-        });
-    }
-
-    /** emulate cannot answer it as PostgreSQL would on this connection (SQLState 0A000), nothing sent. */
-    SQLException refused(String why, String sql) {
-        String message = EmulateMessages.refused(why, settings.loggable(sql));
-        reporter.publish(io.lockhygiene.events.EventType.REFUSED, null, null, null, sql, message,
-                io.lockhygiene.internal.leak.CallSite.capture("refused here"));
-        return new SQLException(message, "0A000");
     }
 
     void closed() {
