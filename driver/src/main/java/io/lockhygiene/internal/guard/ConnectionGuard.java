@@ -278,8 +278,11 @@ public final class ConnectionGuard {
             // a prepared statement of an owner holding emulated locks, or a word in a comment that matched
             return emulation.ownerHolds() ? runs.owning(plan, binds, face, call) : Executed.onApp(call.run(face.app(), plan.sent));
         }
-        if (plan.finalTransactionEnd() != null && (ends.checksAtTextEnd(plan) || endsOwnersTransaction(plan))) {
-            return runs.endingTransaction(plan, binds, face, call);
+        if (plan.finalTransactionEnd() != null && ends.checksAtTextEnd(plan)) {
+            return runs.endingTransaction(plan, plan.finalTransactionEnd(), binds, face, call);
+        }
+        if (endsOwnersTransaction(plan)) {
+            return runs.endingTransaction(plan, plan.scan.finalEnd(), binds, face, call);
         }
         Situation where = plan.where != null ? plan.where : situation();
         Plan p = plan.decided != null ? plan.decided : LockPolicy.plan(plan.shape != null ? plan.scan : plan.sentScan,
@@ -296,7 +299,7 @@ public final class ConnectionGuard {
      * rollback() do ({@link LockPolicy#ownerStep}); a text with advisory calls is split and each part asks this.
      */
     private boolean endsOwnersTransaction(StatementPlan plan) throws SQLException {
-        if (!emulation.on() || !plan.scan.calls().isEmpty()) {
+        if (!emulation.on() || plan.scan.finalEnd() == null || !plan.scan.calls().isEmpty()) {
             return false;
         }
         boolean holds = emulation.ownerHolds();

@@ -18,6 +18,8 @@ import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
 import io.lockhygiene.internal.sql.Seals;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
+import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 
 /**
@@ -84,8 +86,9 @@ public final class PlanRun {
     }
 
     /** A text whose last statement ends the transaction while a leak check is due (see {@link SeveralStatements}). */
-    <R> Executed<R> endingTransaction(StatementPlan plan, Binds binds, StatementSource face, Call<R> call) throws SQLException {
-        return several.endingTransaction(plan, binds, face, call);
+    <R> Executed<R> endingTransaction(StatementPlan plan, TransactionControl end, Binds binds, StatementSource face,
+                                      Call<R> call) throws SQLException {
+        return several.endingTransaction(plan, end, binds, face, call);
     }
 
     /**
@@ -103,7 +106,8 @@ public final class PlanRun {
         boolean inTransaction = Pgjdbc.transactionStatus(raw) != Situation.TransactionStatus.IDLE || !raw.getAutoCommit();
         switch (LockPolicy.ownerStep(plan, inTransaction, true)) {
             case ENDS_TRANSACTION:
-                return endingTransaction(plan.read(), binds, face, call);
+                StatementPlan read = plan.read();
+                return endingTransaction(read, read.scan.finalEnd(), binds, face, call);
             case LETS_GO_AFTER:
                 R result = call.run(app, plan.sent);
                 emulation.discardedAll();
@@ -111,7 +115,21 @@ public final class PlanRun {
             case FENCED:
                 return fenced(plan, face, call);
             default:
-                return Executed.onApp(call.run(app, plan.sent));
+                R ran = call.run(app, plan.sent);
+                if (inTransaction) {
+                    followChain(plan.scan());
+                }
+                return Executed.onApp(ran);
+        }
+    }
+
+    /**
+     * A text that ran inside a transaction and chained it (COMMIT or ROLLBACK AND CHAIN before its last statement):
+     * that transaction ended there, so its transaction-level locks in the lock table go, as on PostgreSQL.
+     */
+    private void followChain(ScanResult scan) throws SQLException {
+        if (scan != null && scan.chainsTransaction() && emulation.on()) {
+            emulation.transactionEnded();
         }
     }
 
@@ -166,6 +184,9 @@ public final class PlanRun {
         }
         if (!wrapped) {
             ends.afterExecution(where.status());
+            if (where.statementRunsInTransaction()) {
+                followChain(plan.scan);
+            }
         }
         emulation.followSavepoints(plan.scan, plan.original);
         return Executed.onApp(result);

@@ -31,8 +31,8 @@ final class SeveralStatements {
      * that is only the end shows what pgjdbc shows after one; after a longer text, the end's own update
      * count is the one result the application does not see.
      */
-    <R> Executed<R> endingTransaction(StatementPlan plan, Binds binds, StatementSource face, Call<R> call) throws SQLException {
-        TransactionControl end = plan.finalTransactionEnd();
+    <R> Executed<R> endingTransaction(StatementPlan plan, TransactionControl end, Binds binds, StatementSource face,
+                                      Call<R> call) throws SQLException {
         String endText = end.textIn(plan.original);
         if (end.statementIndex() == 0) {
             Statement ended = face.ended(ends.endTransactionByText(endText));

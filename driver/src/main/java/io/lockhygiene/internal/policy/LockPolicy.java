@@ -153,7 +153,7 @@ public final class LockPolicy {
         FENCED,
         /**
          * Its last statement ends the transaction it runs in (COMMIT, ROLLBACK, END, ABORT, PREPARE TRANSACTION as
-         * text): that end goes as the API's commit or rollback does, with the fence of an owner holding emulated
+         * text, or a COMMIT or ROLLBACK AND CHAIN): that end goes as the API's commit or rollback does, with the fence of an owner holding emulated
          * locks (and the leak check) in its round trip, and the lock table follows it.
          */
         ENDS_TRANSACTION
@@ -210,7 +210,7 @@ public final class LockPolicy {
             }
         }
         ScanResult scan = text.scan();
-        TransactionControl end = scan.finalTransactionEnd();
+        TransactionControl end = scan.finalEnd(); // AND CHAIN too: it commits, and the table's transaction ends
         // in autocommit a text of its own BEGIN ... COMMIT is a transaction too: its COMMIT is fenced
         return end != null && (inTransaction || scan.opensTransactionBefore(end)) ? OwnerStep.ENDS_TRANSACTION
                 : OwnerStep.AS_IS;

@@ -261,6 +261,29 @@ public final class SqlScanner {
             return last.kind() == TransactionControl.Kind.END && last.statementIndex() == statements - 1 ? last : null;
         }
 
+        /**
+         * The transaction end that is the text's last statement, chained or not ({@link #finalTransactionEnd}, or
+         * COMMIT / ROLLBACK ... AND CHAIN), or null: the transaction the text runs in ends there.
+         */
+        public TransactionControl finalEnd() {
+            if (transactionControls.isEmpty()) {
+                return null;
+            }
+            TransactionControl last = transactionControls.get(transactionControls.size() - 1);
+            return (last.kind() == TransactionControl.Kind.END || last.kind() == TransactionControl.Kind.END_AND_CHAIN)
+                    && last.statementIndex() == statements - 1 ? last : null;
+        }
+
+        /** True when the text has a COMMIT or ROLLBACK ... AND CHAIN: a transaction ends in it and the next begins. */
+        public boolean chainsTransaction() {
+            for (TransactionControl tc : transactionControls) {
+                if (tc.kind() == TransactionControl.Kind.END_AND_CHAIN) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
         /** True when a BEGIN (or a chained end) stands before {@code end} in the text. */
         public boolean opensTransactionBefore(TransactionControl end) {
             for (TransactionControl tc : transactionControls) {

@@ -18,7 +18,9 @@ final class LostLockWriter {
     enum Style {
         AUTOCOMMIT, TRANSACTION, BATCH,
         /** The transaction begun and ended as text (BEGIN, COMMIT), as psql-minded code and migration tools do. */
-        TEXT_TRANSACTION
+        TEXT_TRANSACTION,
+        /** One BEGIN as text, then each write committed with COMMIT AND CHAIN (the next transaction opens at once). */
+        CHAINED
     }
 
     /** What the writer did: rows it saw committed, and its first error (SQLState, wall-clock millis), if any. */
@@ -77,7 +79,7 @@ final class LostLockWriter {
                     if (style == Style.TRANSACTION) {
                         current.setAutoCommit(false);
                     }
-                    if (style == Style.TEXT_TRANSACTION) {
+                    if (style == Style.TEXT_TRANSACTION || (style == Style.CHAINED && r.committed == 0)) {
                         try (Statement begin = current.createStatement()) {
                             begin.execute("BEGIN");
                         }
@@ -93,9 +95,9 @@ final class LostLockWriter {
                         current.commit();
                         current.setAutoCommit(true);
                     }
-                    if (style == Style.TEXT_TRANSACTION) {
+                    if (style == Style.TEXT_TRANSACTION || style == Style.CHAINED) {
                         try (Statement commit = current.createStatement()) {
-                            commit.execute("COMMIT");
+                            commit.execute(style == Style.CHAINED ? "COMMIT AND CHAIN" : "COMMIT");
                         }
                     }
                     r.committed++;

@@ -52,7 +52,9 @@ class R2dbcFencedCommitTest {
     enum Style {
         AUTOCOMMIT, TRANSACTIONS, BATCH,
         /** The transaction begun and ended as text (BEGIN, COMMIT). */
-        TEXT_TRANSACTIONS
+        TEXT_TRANSACTIONS,
+        /** One BEGIN as text, then each write committed with COMMIT AND CHAIN. */
+        CHAINED
     }
 
     /** What A did: rows committed, rows committed after B took the key, A's first error. */
@@ -101,7 +103,7 @@ class R2dbcFencedCommitTest {
                     }
                     if (style == Style.TRANSACTIONS) {
                         begin(a.get());
-                    } else if (style == Style.TEXT_TRANSACTIONS) {
+                    } else if (style == Style.TEXT_TRANSACTIONS || (style == Style.CHAINED && committed.get() == 0)) {
                         run(a.get(), "BEGIN");
                     }
                     if (style == Style.BATCH) {
@@ -111,8 +113,8 @@ class R2dbcFencedCommitTest {
                     }
                     if (style == Style.TRANSACTIONS) {
                         commit(a.get());
-                    } else if (style == Style.TEXT_TRANSACTIONS) {
-                        run(a.get(), "COMMIT");
+                    } else if (style == Style.TEXT_TRANSACTIONS || style == Style.CHAINED) {
+                        run(a.get(), style == Style.CHAINED ? "COMMIT AND CHAIN" : "COMMIT");
                     }
                     committed.incrementAndGet();
                     Thread.sleep(5);

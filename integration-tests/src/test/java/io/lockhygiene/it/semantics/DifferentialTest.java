@@ -86,9 +86,10 @@ class DifferentialTest {
 
     /**
      * Seeds from fresh bases that once failed, run every time. 737084: a transaction end that went
-     * unwatched while pooler detection was pending.
+     * unwatched while pooler detection was pending; 20261213: COMMIT AND CHAIN kept the lock table's
+     * transaction-level locks.
      */
-    private static final Long[] FOUND_SEEDS = {737084L};
+    private static final Long[] FOUND_SEEDS = {737084L, 20261213L};
 
     /**
      * Seeds whose programs (with today's grammar) wait for a key the other connection holds after SET LOCAL

@@ -368,28 +368,22 @@ final class R2dbcGuard {
         if (emulation != null && inTransaction) {
             // decided from what the server reports: a text that ended the transaction some other way (COMMIT
             // AND CHAIN aside, a text of several statements) leaves nothing of it in the lock table
-            run = run.concatWith(Mono.defer(() -> !serverInTransaction() && emulation.transactionPending()
+            // AND CHAIN ended it too, though the next one is open on the server
+            run = run.concatWith(Mono.defer(() -> (!serverInTransaction()
+                    || (scan.chainsTransaction() && !serverTransactionFailed())) && emulation.transactionPending()
                     ? ends.ended() : Mono.<Void>empty()).then(Mono.empty()));
         }
         return run;
     }
 
     /**
-     * The text is one plain transaction end: COMMIT, END, ROLLBACK or ABORT (with WORK or TRANSACTION), nothing
-     * else. R2DBC sends a text as one statement, so only such an end can go with the fence in its round trip.
+     * The text is one transaction end and nothing else: COMMIT, END, ROLLBACK or ABORT, chained or not (not PREPARE
+     * TRANSACTION). R2DBC sends a text as one statement, so only such an end can go with the fence in its round trip.
      */
     private static boolean soleTransactionEnd(ScanResult scan, String sql) {
-        if (scan.statementCount() != 1) {
-            return false;
-        }
-        String words = sql.trim().replaceAll(";\\s*$", "").trim().replaceAll("\\s+", " ").toLowerCase(java.util.Locale.ROOT);
-        return SOLE_ENDS.contains(words);
+        return scan.statementCount() == 1 && scan.finalEnd() != null
+                && !sql.substring(scan.finalEnd().start()).regionMatches(true, 0, "prepare", 0, 7);
     }
-
-    /** The plain transaction ends {@link #soleTransactionEnd} takes (not AND CHAIN, not PREPARE TRANSACTION). */
-    private static final java.util.Set<String> SOLE_ENDS = java.util.Set.of("commit", "end", "rollback", "abort",
-            "commit work", "commit transaction", "end work", "end transaction", "rollback work", "rollback transaction",
-            "abort work", "abort transaction");
 
     /** The statement as sent (the application's text, or rewrite's); under emulate a failure that aborted its transaction is followed. */
     Flux<Result> plain(GuardedStatement st, String sent, Situation where) {
