@@ -111,9 +111,15 @@ class R2dbcDifferentialTest {
         int differing = 0;
         for (long seed = 4242; seed < 4262; seed++) {
             Generated g = generated(seed);
-            List<String> plain = new Runner(plain(bed, Route.TRANSACTION_POOL), false)
-                    .run(null, g.connections(), g.program(), g.keys(), null);
-            differing += g.reference().equals(plain) ? 0 : 1;
+            try {
+                List<String> plain = new Runner(plain(bed, Route.TRANSACTION_POOL), false, Duration.ofSeconds(3))
+                        .run(null, g.connections(), g.program(), g.keys(), null);
+                differing += g.reference().equals(plain) ? 0 : 1;
+            } catch (IllegalStateException waitedPastItsBound) {
+                // a call that PostgreSQL answered at once waited for a lock left on another of the pooler's servers
+                // (the bug, at its worst): answered otherwise
+                differing++;
+            }
             try (java.sql.Connection c = bed.connect(Route.DIRECT); java.sql.Statement s = c.createStatement()) {
                 s.execute("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()");
             }
@@ -128,10 +134,17 @@ class R2dbcDifferentialTest {
         private final ConnectionFactory factory;
         /** The factory is LockHygiene's: its lock holder's sessions are what a sessions-end step ends. */
         private final boolean emulate;
+        private final Duration stepBound;
 
         Runner(ConnectionFactory factory, boolean emulate) {
+            this(factory, emulate, STEP_BOUND);
+        }
+
+        /** @param stepBound how long one step may take (the control's is short: a call of its may wait forever) */
+        Runner(ConnectionFactory factory, boolean emulate, Duration stepBound) {
             this.factory = factory;
             this.emulate = emulate;
+            this.stepBound = stepBound;
         }
 
         List<String> run(Random r, int connections, List<Step> program, List<Key> keys, List<Step> performed)
@@ -194,7 +207,7 @@ class R2dbcDifferentialTest {
         }
 
         private Connection open() {
-            return Mono.from(factory.create()).block(STEP_BOUND);
+            return Mono.from(factory.create()).block(stepBound);
         }
 
         private int pid(Connection c) {
@@ -206,7 +219,7 @@ class R2dbcDifferentialTest {
             try {
                 return Flux.from(c.createStatement(sql).execute())
                         .concatMap(res -> res.map((row, meta) -> String.valueOf(row.get(0))))
-                        .blockFirst(STEP_BOUND);
+                        .blockFirst(stepBound);
             } catch (RuntimeException e) {
                 return "";
             }
@@ -219,13 +232,13 @@ class R2dbcDifferentialTest {
                     case "sessions-end":
                         return sessionsEnd(cs, pids, observer);
                     case "begin-api":
-                        Mono.from(c.beginTransaction()).block(STEP_BOUND);
+                        Mono.from(c.beginTransaction()).block(stepBound);
                         return "ok";
                     case "commit-api":
-                        Mono.from(c.commitTransaction()).block(STEP_BOUND);
+                        Mono.from(c.commitTransaction()).block(stepBound);
                         return "ok";
                     case "rollback-api":
-                        Mono.from(c.rollbackTransaction()).block(STEP_BOUND);
+                        Mono.from(c.rollbackTransaction()).block(stepBound);
                         return "ok";
                     default:
                         return render(statement(c, step));
@@ -280,7 +293,7 @@ class R2dbcDifferentialTest {
                         return Mono.empty();
                     })).collectList().map(segments -> String.join("", segments)))
                     .collectList()
-                    .block(STEP_BOUND);
+                    .block(stepBound);
             String all = String.join("", parts);
             int error = all.indexOf(ERROR_MARK);
             return error < 0 ? all : "ERROR " + all.substring(error + ERROR_MARK.length(), error + ERROR_MARK.length() + 5);
@@ -341,7 +354,7 @@ class R2dbcDifferentialTest {
 
         private void closeQuietly(Connection c) {
             try {
-                Mono.from(c.close()).block(STEP_BOUND);
+                Mono.from(c.close()).block(stepBound);
             } catch (RuntimeException e) {
                 // a connection whose session ended: nothing to close
             }

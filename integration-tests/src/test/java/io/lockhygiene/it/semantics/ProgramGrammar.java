@@ -103,6 +103,22 @@ public final class ProgramGrammar {
     private static final String[] BLOCKING = {"pg_advisory_lock", "pg_advisory_xact_lock", "pg_advisory_lock_shared",
             "pg_advisory_xact_lock_shared"};
 
+    /**
+     * A statement for a text of several: a try of a key written with literals (transaction-level or session-level,
+     * by the model's step count), or SELECT 1 when no key is written so.
+     */
+    private static String literalStatement(List<Key> keys, Model m) {
+        for (Key k : keys) {
+            for (Render how : k.renders()) {
+                if (how.params().length == 0 && m.steps % 3 != 0) {
+                    return "SELECT " + (m.steps % 3 == 1 ? "pg_try_advisory_xact_lock" : "pg_try_advisory_lock") + "("
+                            + how.args() + ") AS got";
+                }
+            }
+        }
+        return "SELECT 1 AS one";
+    }
+
     private static boolean blocking(String f) {
         return !f.contains("try") && !f.contains("unlock");
     }
@@ -147,14 +163,23 @@ public final class ProgramGrammar {
         }
         int c = connections == 1 ? 0 : r.nextInt(2);
         int roll = r.nextInt(100);
+        boolean newForms = r instanceof ProgramRandom && ((ProgramRandom) r).chains;
         if (roll < 12) {
             if (!m.inTransaction[c]) {
+                if (newForms && m.steps % 6 == 1) {
+                    // a text that is a transaction of its own, in autocommit (decided from the model, not drawn)
+                    return new Step(c, "query", "BEGIN; " + literalStatement(keys, m) + "; COMMIT", null);
+                }
                 return r.nextBoolean() ? new Step(c, "text", "BEGIN", null) : new Step(c, "begin-api", null, null);
             }
             if (m.apiTransaction[c]) {
                 return new Step(c, r.nextBoolean() ? "commit-api" : "rollback-api", null, null);
             }
             String end = r.nextBoolean() ? "COMMIT" : "ROLLBACK";
+            if (newForms && m.steps % 6 == 4) {
+                // a text whose last statement ends the transaction
+                return new Step(c, "query", literalStatement(keys, m) + "; " + end, null);
+            }
             // an end at every seventh step chains the next transaction (decided from the model, not drawn), except in
             // the programs of seeds kept from before chains were written (see programRandom)
             boolean chains = r instanceof ProgramRandom && ((ProgramRandom) r).chains;
@@ -295,6 +320,14 @@ public final class ProgramGrammar {
             m.inTransaction[c] = true;
         } else if (("COMMIT".equals(sql) || "ROLLBACK".equals(sql)) && !m.apiTransaction[c]) {
             m.endTransaction(c);
+        } else if (sql.startsWith("BEGIN; ") && sql.endsWith("; COMMIT")) {
+            if (outcome.contains("ERROR")) {
+                m.inTransaction[c] = true; // its BEGIN ran, the error aborted the rest: a failed transaction stays
+            }
+        } else if ((sql.endsWith("; COMMIT") || sql.endsWith("; ROLLBACK")) && !m.apiTransaction[c]) {
+            if (!outcome.contains("ERROR")) {
+                m.endTransaction(c); // an error before the end leaves the transaction failed
+            }
         } else if (sql.endsWith(" AND CHAIN") && !outcome.startsWith("ERROR")) {
             m.savepoints[c] = 0; // ended, and the next one open at once
             m.inTransaction[c] = true;
