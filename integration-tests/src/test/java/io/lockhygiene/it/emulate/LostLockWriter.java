@@ -20,7 +20,9 @@ final class LostLockWriter {
         /** The transaction begun and ended as text (BEGIN, COMMIT), as psql-minded code and migration tools do. */
         TEXT_TRANSACTION,
         /** One BEGIN as text, then each write committed with COMMIT AND CHAIN (the next transaction opens at once). */
-        CHAINED
+        CHAINED,
+        /** BEGIN and COMMIT as prepared statements (as some frameworks send every text). */
+        PREPARED_ENDS
     }
 
     /** What the writer did: rows it saw committed, and its first error (SQLState, wall-clock millis), if any. */
@@ -83,6 +85,10 @@ final class LostLockWriter {
                         try (Statement begin = current.createStatement()) {
                             begin.execute("BEGIN");
                         }
+                    } else if (style == Style.PREPARED_ENDS) {
+                        try (PreparedStatement begin = current.prepareStatement("BEGIN")) {
+                            begin.execute();
+                        }
                     }
                     insert.setString(1, run);
                     if (style == Style.BATCH) {
@@ -98,6 +104,10 @@ final class LostLockWriter {
                     if (style == Style.TEXT_TRANSACTION || style == Style.CHAINED) {
                         try (Statement commit = current.createStatement()) {
                             commit.execute(style == Style.CHAINED ? "COMMIT AND CHAIN" : "COMMIT");
+                        }
+                    } else if (style == Style.PREPARED_ENDS) {
+                        try (PreparedStatement commit = current.prepareStatement("COMMIT")) {
+                            commit.execute();
                         }
                     }
                     r.committed++;
