@@ -22,7 +22,7 @@ import io.lockhygiene.internal.jdbc.LockHygieneConnection;
 import io.lockhygiene.internal.jdbc.RawConnect;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.settings.SettingsReader;
-import io.lockhygiene.settings.Setting;
+import io.lockhygiene.settings.LockHygieneProperty;
 import io.lockhygiene.settings.Settings;
 
 /**
@@ -68,7 +68,7 @@ public final class LockHygieneDataSource implements DataSource, AutoCloseable {
         this.delegate = delegate;
         Map<String, String> keys = new LinkedHashMap<>();
         for (String name : lockhygieneSettings.stringPropertyNames()) {
-            if (!name.startsWith(Setting.PREFIX)) {
+            if (!name.startsWith(LockHygieneProperty.PREFIX)) {
                 throw new IllegalArgumentException("Not a LockHygiene setting: " + name);
             }
             keys.put(name, lockhygieneSettings.getProperty(name));

@@ -17,7 +17,7 @@ import io.lockhygiene.internal.jdbc.LockHygieneConnection;
 import io.lockhygiene.internal.jdbc.RawConnect;
 import io.lockhygiene.internal.settings.ConnectionUrl;
 import io.lockhygiene.internal.settings.SettingsReader;
-import io.lockhygiene.settings.Setting;
+import io.lockhygiene.settings.LockHygieneProperty;
 import io.lockhygiene.settings.Settings;
 import io.lockhygiene.internal.util.Urls;
 
@@ -86,7 +86,7 @@ public final class LockHygieneDriver implements Driver {
         ConnectionUrl parsed = ConnectionUrl.parse(url);
         List<DriverPropertyInfo> all = new ArrayList<>(Arrays.asList(
                 pgjdbcFor(parsed.targetUrl()).getPropertyInfo(parsed.targetUrl(), ConnectionUrl.withoutOurKeys(info))));
-        for (Setting s : Setting.values()) {
+        for (LockHygieneProperty s : LockHygieneProperty.values()) {
             String given = parsed.ourKeys(info).get(s.key());
             DriverPropertyInfo p = new DriverPropertyInfo(s.key(), given != null ? given : s.defaultValue());
             p.description = s.description();

@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.settings.SettingsReader;
-import io.lockhygiene.settings.Setting;
+import io.lockhygiene.settings.LockHygieneProperty;
 import io.lockhygiene.settings.Settings;
 
 /**
@@ -43,7 +43,7 @@ public final class LockHygieneAgent {
             options = args == null || args.trim().isEmpty() ? java.util.Map.of() : AgentOptions.parse(args);
             settings = SettingsReader.read(options, System.getProperties(), new Lookup(null));
             explicit = new Lookup(options);
-            watchAlways = attached || watchAlways(SettingsReader.jvmWide(Setting.AGENT_WATCH, explicit));
+            watchAlways = attached || watchAlways(SettingsReader.jvmWide(LockHygieneProperty.AGENT_WATCH, explicit));
         } catch (IllegalArgumentException e) {
             System.err.println("[lockhygiene agent] not installed, the service runs unprotected: " + e.getMessage());
             return;
@@ -92,7 +92,7 @@ public final class LockHygieneAgent {
         if (value.trim().equalsIgnoreCase("always")) {
             return true;
         }
-        throw new IllegalArgumentException("Bad value '" + value + "' for " + Setting.AGENT_WATCH.key()
+        throw new IllegalArgumentException("Bad value '" + value + "' for " + LockHygieneProperty.AGENT_WATCH.key()
                 + "; allowed: auto, always");
     }
 

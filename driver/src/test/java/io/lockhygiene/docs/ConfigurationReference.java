@@ -6,15 +6,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 
-import io.lockhygiene.settings.Setting;
+import io.lockhygiene.settings.LockHygieneProperty;
 
 /**
- * Writes the generated part of {@code docs/configuration.md} from the {@link Setting} enum: every key, its
+ * Writes the generated part of {@code docs/configuration.md} from the {@link LockHygieneProperty} enum: every key, its
  * environment variable, its default, its allowed values and its description. {@code bin/config-reference}
  * runs it; {@link DocsTest} fails the build when the page and the enum differ.
  */
 public final class ConfigurationReference {
-    static final String BEGIN = "<!-- generated from io.lockhygiene.settings.Setting by bin/config-reference: do not edit -->";
+    static final String BEGIN = "<!-- generated from io.lockhygiene.settings.LockHygieneProperty by bin/config-reference: do not edit -->";
     static final String END = "<!-- end of generated reference -->";
 
     private ConfigurationReference() {
@@ -24,7 +24,7 @@ public final class ConfigurationReference {
     public static String render() {
         StringBuilder b = new StringBuilder(BEGIN).append('\n');
         b.append("| key | environment | default | values | what it does |\n|---|---|---|---|---|\n");
-        for (Setting s : Setting.values()) {
+        for (LockHygieneProperty s : LockHygieneProperty.values()) {
             b.append("| `").append(s.key()).append("` | `").append(s.envName()).append("` | `")
                     .append(s.defaultValue().isEmpty() ? "(none)" : s.defaultValue()).append("` | ");
             String[] values = s.allowedValues();

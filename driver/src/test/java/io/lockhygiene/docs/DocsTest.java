@@ -17,13 +17,13 @@ import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 
-import io.lockhygiene.settings.Setting;
+import io.lockhygiene.settings.LockHygieneProperty;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The documentation cannot drift: the configuration reference is the {@link Setting} enum's (every key, its
+ * The documentation cannot drift: the configuration reference is the {@link LockHygieneProperty} enum's (every key, its
  * default and values, nothing that does not exist), every relative link of README.md, CONTRIBUTING.md and
  * docs/ reaches a file (and its {@code #anchor} a heading there), and the README stays short.
  */
@@ -38,8 +38,8 @@ class DocsTest {
     void theConfigurationReferenceIsTheSettingEnums() throws IOException {
         String page = read(ROOT.resolve("docs/configuration.md"));
         assertEquals(ConfigurationReference.merged(page), page,
-                "docs/configuration.md differs from the Setting enum: run bin/config-reference");
-        for (Setting s : Setting.values()) {
+                "docs/configuration.md differs from the LockHygieneProperty enum: run bin/config-reference");
+        for (LockHygieneProperty s : LockHygieneProperty.values()) {
             assertTrue(page.contains("| `" + s.key() + "` | `" + s.envName() + "` | `"), s.key() + " is not documented");
         }
     }
@@ -51,7 +51,7 @@ class DocsTest {
             Matcher m = KEY.matcher(read(p));
             while (m.find()) {
                 String key = m.group();
-                if (Setting.byKey(key) == null && !NOT_SETTINGS.contains(key)) {
+                if (LockHygieneProperty.byKey(key) == null && !NOT_SETTINGS.contains(key)) {
                     unknown.add(ROOT.relativize(p) + ": " + key);
                 }
             }

@@ -54,7 +54,7 @@ class SettingsTest {
         Settings none = SettingsReader.read(Map.of(), new Properties(), k -> null);
         assertEquals(Settings.Mode.EMULATE, none.mode());
         assertTrue(none.modeIsDefault());
-        assertEquals("emulate", Setting.MODE.defaultValue());
+        assertEquals("emulate", LockHygieneProperty.MODE.defaultValue());
         String line = io.lockhygiene.internal.settings.ModeLine.line(none, "JDBC");
         assertTrue(line.contains("lockhygiene.mode=emulate (the default)") && line.contains("lockhygiene.mode=detect restores"), line);
 

@@ -10,7 +10,7 @@ import java.util.Properties;
 import java.util.logging.Logger;
 
 import io.lockhygiene.LockHygienePoolDriver;
-import io.lockhygiene.settings.Setting;
+import io.lockhygiene.settings.LockHygieneProperty;
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
 
@@ -56,7 +56,7 @@ public final class LockHygieneQuarkusDriver implements Driver {
             merged.putAll(info);
         }
         Config config = ConfigProvider.getConfig();
-        for (Setting s : Setting.values()) {
+        for (LockHygieneProperty s : LockHygieneProperty.values()) {
             if (s.isJvmWide() || merged.getProperty(s.key()) != null) {
                 continue;
             }

@@ -3,7 +3,7 @@ package io.lockhygiene.r2dbc;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import io.lockhygiene.settings.Setting;
+import io.lockhygiene.settings.LockHygieneProperty;
 import io.r2dbc.spi.ConnectionFactories;
 import io.r2dbc.spi.ConnectionFactory;
 import io.r2dbc.spi.ConnectionFactoryOptions;
@@ -37,7 +37,7 @@ public final class LockHygieneConnectionFactoryProvider implements ConnectionFac
                     + parts[0] + ":...); add it, for example org.postgresql:r2dbc-postgresql");
         }
         Map<String, String> settings = new LinkedHashMap<>();
-        for (Setting s : Setting.values()) {
+        for (LockHygieneProperty s : LockHygieneProperty.values()) {
             Object v = options.getValue(Option.valueOf(s.key()));
             if (v != null) {
                 settings.put(s.key(), v.toString());

@@ -4,7 +4,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 import io.lockhygiene.internal.settings.SettingsReader;
-import io.lockhygiene.settings.Setting;
+import io.lockhygiene.settings.LockHygieneProperty;
 
 /**
  * Whether this process writes the event report and sets the exit status ({@code lockhygiene.report},
@@ -29,8 +29,8 @@ public final class ProcessReportsSwitch {
         if (!INSTALLED.compareAndSet(false, true)) {
             return;
         }
-        String path = SettingsReader.jvmWide(Setting.REPORT, explicit);
-        boolean fail = Boolean.parseBoolean(SettingsReader.jvmWide(Setting.FAIL_ON_VIOLATION, explicit));
+        String path = SettingsReader.jvmWide(LockHygieneProperty.REPORT, explicit);
+        boolean fail = Boolean.parseBoolean(SettingsReader.jvmWide(LockHygieneProperty.FAIL_ON_VIOLATION, explicit));
         if ((path != null && !path.isEmpty()) || fail) {
             ProcessReports.start(path, fail);
         }

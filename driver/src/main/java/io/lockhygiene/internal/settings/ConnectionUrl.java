@@ -7,7 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
 
-import io.lockhygiene.settings.Setting;
+import io.lockhygiene.settings.LockHygieneProperty;
 import io.lockhygiene.internal.util.Urls;
 
 /**
@@ -47,7 +47,7 @@ public final class ConnectionUrl {
         for (String pair : target.substring(q + 1).split("&", -1)) {
             int eq = pair.indexOf('=');
             String key = decode(eq < 0 ? pair : pair.substring(0, eq));
-            if (key.startsWith(Setting.PREFIX)) {
+            if (key.startsWith(LockHygieneProperty.PREFIX)) {
                 ours.put(key, eq < 0 ? "" : decode(pair.substring(eq + 1)));
             } else if (!pair.isEmpty()) {
                 kept.append(sep).append(pair);
@@ -72,7 +72,7 @@ public final class ConnectionUrl {
         Map<String, String> merged = new LinkedHashMap<>();
         if (info != null) {
             for (String name : info.stringPropertyNames()) {
-                if (name.startsWith(Setting.PREFIX)) {
+                if (name.startsWith(LockHygieneProperty.PREFIX)) {
                     merged.put(name, info.getProperty(name));
                 }
             }
@@ -86,7 +86,7 @@ public final class ConnectionUrl {
         Properties copy = new Properties();
         if (info != null) {
             for (String name : info.stringPropertyNames()) {
-                if (!name.startsWith(Setting.PREFIX)) {
+                if (!name.startsWith(LockHygieneProperty.PREFIX)) {
                     copy.setProperty(name, info.getProperty(name));
                 }
             }

@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.function.Function;
 
-import io.lockhygiene.settings.Setting;
+import io.lockhygiene.settings.LockHygieneProperty;
 import io.lockhygiene.settings.Settings;
 import io.lockhygiene.internal.util.Urls;
 
@@ -30,33 +30,33 @@ public final class SettingsReader {
             requireKnown(key, "the connection URL or Properties");
         }
         for (String key : system.stringPropertyNames()) {
-            if (key.startsWith(Setting.PREFIX)) {
+            if (key.startsWith(LockHygieneProperty.PREFIX)) {
                 requireKnown(key, "system properties");
             }
         }
         Settings.Builder b = Settings.builder();
-        String[] modeFound = lookup(Setting.MODE, connectionKeys, system, env);
+        String[] modeFound = lookup(LockHygieneProperty.MODE, connectionKeys, system, env);
         if (modeFound != null) {
-            b.mode(parse(Settings.Mode.values(), Setting.MODE, connectionKeys, system, env), modeFound[1]);
+            b.mode(parse(Settings.Mode.values(), LockHygieneProperty.MODE, connectionKeys, system, env), modeFound[1]);
         }
         return b
-                .poolMode(parse(Settings.PoolMode.values(), Setting.POOL_MODE, connectionKeys, system, env))
-                .leakCheck(parse(Settings.LeakCheck.values(), Setting.LEAK_CHECK, connectionKeys, system, env))
-                .logSql(parse(Settings.LogSql.values(), Setting.LOG_SQL, connectionKeys, system, env))
-                .lockTimeoutMillis(parseMillis(Setting.LOCK_TIMEOUT, connectionKeys, system, env))
-                .skipLocked(parse(Settings.SkipLocked.values(), Setting.SKIP_LOCKED, connectionKeys, system, env))
+                .poolMode(parse(Settings.PoolMode.values(), LockHygieneProperty.POOL_MODE, connectionKeys, system, env))
+                .leakCheck(parse(Settings.LeakCheck.values(), LockHygieneProperty.LEAK_CHECK, connectionKeys, system, env))
+                .logSql(parse(Settings.LogSql.values(), LockHygieneProperty.LOG_SQL, connectionKeys, system, env))
+                .lockTimeoutMillis(parseMillis(LockHygieneProperty.LOCK_TIMEOUT, connectionKeys, system, env))
+                .skipLocked(parse(Settings.SkipLocked.values(), LockHygieneProperty.SKIP_LOCKED, connectionKeys, system, env))
                 .holderUrl(holderUrl(connectionKeys, system, env))
                 .leakCheckSample(sampleRate(connectionKeys, system, env))
                 .holderSessions(holderSessions(connectionKeys, system, env))
-                .holderLingerMillis(parseMillis(Setting.HOLDER_LINGER, connectionKeys, system, env))
+                .holderLingerMillis(parseMillis(LockHygieneProperty.HOLDER_LINGER, connectionKeys, system, env))
                 .build();
     }
 
     /** 1 to Settings.MAX_HOLDER_SESSIONS. */
     private static int holderSessions(Map<String, String> connectionKeys, Properties system, Function<String, String> env) {
-        String[] found = lookup(Setting.HOLDER_SESSIONS, connectionKeys, system, env);
+        String[] found = lookup(LockHygieneProperty.HOLDER_SESSIONS, connectionKeys, system, env);
         if (found == null) {
-            return Integer.parseInt(Setting.HOLDER_SESSIONS.defaultValue());
+            return Integer.parseInt(LockHygieneProperty.HOLDER_SESSIONS.defaultValue());
         }
         try {
             int n = Integer.parseInt(found[0].trim());
@@ -66,14 +66,14 @@ public final class SettingsReader {
         } catch (NumberFormatException bad) {
             // said below
         }
-        throw new IllegalArgumentException("Bad value '" + found[0] + "' for " + Setting.HOLDER_SESSIONS.key() + " (from "
+        throw new IllegalArgumentException("Bad value '" + found[0] + "' for " + LockHygieneProperty.HOLDER_SESSIONS.key() + " (from "
                 + found[1] + "); allowed: a whole number from 1 to " + Settings.MAX_HOLDER_SESSIONS
                 + " (server connections of each process's lock holder)");
     }
 
     /** "0.01", "1%", "0" (off), "1" (every transaction end). */
     private static double sampleRate(Map<String, String> connectionKeys, Properties system, Function<String, String> env) {
-        String[] found = lookup(Setting.LEAK_CHECK_SAMPLE, connectionKeys, system, env);
+        String[] found = lookup(LockHygieneProperty.LEAK_CHECK_SAMPLE, connectionKeys, system, env);
         if (found == null) {
             return Settings.DEFAULT_LEAK_CHECK_SAMPLE;
         }
@@ -87,14 +87,14 @@ public final class SettingsReader {
         } catch (NumberFormatException bad) {
             // said below
         }
-        throw new IllegalArgumentException("Bad value '" + found[0] + "' for " + Setting.LEAK_CHECK_SAMPLE.key()
+        throw new IllegalArgumentException("Bad value '" + found[0] + "' for " + LockHygieneProperty.LEAK_CHECK_SAMPLE.key()
                 + " (from " + found[1] + "); allowed: a share from 0 to 1 (0.01) or a percentage (1%); 0 turns it off");
     }
 
     /** auto, pooler, or a pgjdbc URL ({@code jdbc:lockhygiene:postgresql:} is taken as its pgjdbc URL). */
     private static Settings.HolderUrl holderUrl(Map<String, String> connectionKeys, Properties system,
                                                 Function<String, String> env) {
-        String[] found = lookup(Setting.HOLDER_URL, connectionKeys, system, env);
+        String[] found = lookup(LockHygieneProperty.HOLDER_URL, connectionKeys, system, env);
         if (found == null) {
             return Settings.HolderUrl.AUTO;
         }
@@ -113,7 +113,7 @@ public final class SettingsReader {
             return Settings.HolderUrl.of(value);
         }
         throw new IllegalArgumentException("Bad value '" + Urls.redact(value) + "' for "
-                + Setting.HOLDER_URL.key() + " (from " + found[1] + "); allowed: auto, pooler, or a pgjdbc URL"
+                + LockHygieneProperty.HOLDER_URL.key() + " (from " + found[1] + "); allowed: auto, pooler, or a pgjdbc URL"
                 + " (jdbc:postgresql://host:port/database)");
     }
 
@@ -125,7 +125,7 @@ public final class SettingsReader {
     public static Settings readForConnection(Map<String, String> connectionKeys, Properties system,
                                              Function<String, String> env) {
         for (String key : connectionKeys.keySet()) {
-            Setting s = Setting.byKey(key);
+            LockHygieneProperty s = LockHygieneProperty.byKey(key);
             if (s != null && s.isJvmWide()) {
                 throw new IllegalArgumentException(key + " is JVM-wide (one report file and one exit status per"
                         + " JVM), so a connection URL or Properties cannot set it: use -D" + key + "=..., the"
@@ -136,7 +136,7 @@ public final class SettingsReader {
     }
 
     /** "0", "250ms", "30s", "2m"; a bare number is milliseconds. */
-    private static long parseMillis(Setting setting, Map<String, String> connectionKeys, Properties system,
+    private static long parseMillis(LockHygieneProperty setting, Map<String, String> connectionKeys, Properties system,
                                     Function<String, String> env) {
         String[] found = lookup(setting, connectionKeys, system, env);
         if (found == null) {
@@ -151,7 +151,7 @@ public final class SettingsReader {
     }
 
     /** The value and where it came from, highest source first; null when unset everywhere. */
-    private static String[] lookup(Setting setting, Map<String, String> connectionKeys, Properties system,
+    private static String[] lookup(LockHygieneProperty setting, Map<String, String> connectionKeys, Properties system,
                                    Function<String, String> env) {
         String value = connectionKeys.get(setting.key());
         if (value != null) {
@@ -169,7 +169,7 @@ public final class SettingsReader {
      * A JVM-wide key's raw value, highest first: the explicit values (the agent's options, the starter's
      * properties), system properties, the environment; null when unset everywhere.
      */
-    public static String jvmWide(Setting setting, Function<String, String> explicit) {
+    public static String jvmWide(LockHygieneProperty setting, Function<String, String> explicit) {
         String v = explicit.apply(setting.key());
         if (v == null) {
             v = System.getProperty(setting.key());
@@ -186,9 +186,9 @@ public final class SettingsReader {
     }
 
     private static void requireKnown(String key, String where) {
-        if (Setting.byKey(key) == null) {
+        if (LockHygieneProperty.byKey(key) == null) {
             StringBuilder known = new StringBuilder();
-            for (Setting s : Setting.values()) {
+            for (LockHygieneProperty s : LockHygieneProperty.values()) {
                 known.append(known.length() == 0 ? "" : ", ").append(s.key());
             }
             throw new IllegalArgumentException("Unknown LockHygiene setting '" + key + "' in " + where
@@ -197,7 +197,7 @@ public final class SettingsReader {
     }
 
     /** @param constants the enum's values() (not its Class: Enum.valueOf reflects, a cost at every start) */
-    private static <E extends Enum<E>> E parse(E[] constants, Setting setting, Map<String, String> connectionKeys,
+    private static <E extends Enum<E>> E parse(E[] constants, LockHygieneProperty setting, Map<String, String> connectionKeys,
                                                Properties system, Function<String, String> env) {
         String[] found = lookup(setting, connectionKeys, system, env);
         String value = found == null ? setting.defaultValue() : found[0];

@@ -3,7 +3,7 @@ package io.lockhygiene.settings;
 import java.util.Locale;
 
 /** Every configuration key LockHygiene knows, with its default and allowed values. */
-public enum Setting {
+public enum LockHygieneProperty {
     MODE("lockhygiene.mode", "emulate", "emulate|detect|rewrite|strict|off",
             "What to do with session-level advisory lock calls under transaction pooling: emulate keeps"
                     + " PostgreSQL's session-lock semantics (the process's lock holder holds them), detect only"
@@ -56,7 +56,7 @@ public enum Setting {
     private final String allowed;
     private final String description;
 
-    Setting(String key, String defaultValue, String allowed, String description) {
+    LockHygieneProperty(String key, String defaultValue, String allowed, String description) {
         this.key = key;
         this.defaultValue = defaultValue;
         this.allowed = allowed;
@@ -93,8 +93,8 @@ public enum Setting {
     }
 
     /** The setting for a full key (case-sensitive, as written in docs), or null. */
-    public static Setting byKey(String key) {
-        for (Setting s : values()) {
+    public static LockHygieneProperty byKey(String key) {
+        for (LockHygieneProperty s : values()) {
             if (s.key.equals(key)) {
                 return s;
             }
