@@ -23,7 +23,7 @@ module io.lockhygiene {
 
     // the agent gives an unchanged service the driver's connections; the CLI reads SQL, pg_locks and rules with
     // the driver's own code; the starter switches the process reports (none of these is API)
-    exports io.lockhygiene.internal.jdbc to io.lockhygiene.agent, io.lockhygiene.r2dbc;
+    exports io.lockhygiene.internal.jdbc to io.lockhygiene.agent;
     exports io.lockhygiene.internal.placement to io.lockhygiene.agent, io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.policy to io.lockhygiene.agent, io.lockhygiene.cli, io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.events to io.lockhygiene.agent, io.lockhygiene.spring, io.lockhygiene.r2dbc;
@@ -33,11 +33,10 @@ module io.lockhygiene {
     exports io.lockhygiene.internal.lint to io.lockhygiene.cli;
     exports io.lockhygiene.internal.leak to io.lockhygiene.cli, io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.util to io.lockhygiene.cli;
-    // the R2DBC front end: the same scanner, policy, lock table and holder (one core, two front ends)
+    // the R2DBC front end: the same scanner, policy, per-connection emulation and holder (one core, two front ends)
     exports io.lockhygiene.internal.guard to io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.emulate to io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.holder to io.lockhygiene.r2dbc;
-    exports io.lockhygiene.internal.locktable to io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.shape to io.lockhygiene.r2dbc;
     // Flyway's plugin (a jdbc:lockhygiene: URL for Flyway) is found on the class path, through
     // META-INF/services: a "provides" here would make Flyway required on the module path.

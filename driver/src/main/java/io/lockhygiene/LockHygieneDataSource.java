@@ -19,7 +19,7 @@ import io.lockhygiene.internal.placement.EndpointResolver;
 import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.internal.placement.PoolRoutes;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
-import io.lockhygiene.internal.jdbc.RawConnect;
+import io.lockhygiene.internal.placement.RawConnect;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.settings.SettingsReader;
 import io.lockhygiene.settings.LockHygieneProperty;

@@ -14,7 +14,7 @@ import java.util.logging.Logger;
 
 import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
-import io.lockhygiene.internal.jdbc.RawConnect;
+import io.lockhygiene.internal.placement.RawConnect;
 import io.lockhygiene.internal.settings.ConnectionUrl;
 import io.lockhygiene.internal.settings.SettingsReader;
 import io.lockhygiene.settings.LockHygieneProperty;

@@ -6,7 +6,7 @@ import java.util.Properties;
 
 import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
-import io.lockhygiene.internal.jdbc.RawConnect;
+import io.lockhygiene.internal.placement.RawConnect;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.settings.Settings;
 

@@ -6,7 +6,7 @@ import java.util.Locale;
 import java.util.Properties;
 
 import io.lockhygiene.internal.holder.Holder;
-import io.lockhygiene.internal.jdbc.RawConnect;
+import io.lockhygiene.internal.placement.RawConnect;
 import io.lockhygiene.internal.placement.EndpointResolver;
 import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.settings.Settings;
