@@ -29,7 +29,9 @@ import io.lockhygiene.internal.log.Log;
  * <p>In two layers: the table (the model and its monitor), and the process side in three parts: the main
  * session's batches ({@link MainSession}), the waits in the server's queue ({@link ServerQueue}, dedicated
  * endpoints only) and the holder's life ({@link HolderLife}: loss, events, watchdog, users). This class
- * decides, per call, which part goes next. The owner whose statement it is is passed down, never carried.
+ * owns them all and decides, per call, which part goes next; they ask it, not each other, for what the others
+ * hold (no part is wired to another after construction). The owner whose statement it is is passed down, never
+ * carried.
  */
 public final class Holder implements TransactionHolds {
     /**
@@ -43,7 +45,11 @@ public final class Holder implements TransactionHolds {
     private final HolderEndpoint endpoint;
     private final LockTable table = new LockTable();
     private final HolderLife life;
-    private final MainSessions mains;
+    /**
+     * Its main sessions ({@code lockhygiene.holderSessions}; one on the application's route, which it pins): a key
+     * always lives on the same one ({@link #mainFor}), so its modes are never split across sessions.
+     */
+    private final MainSession[] mains;
     /** Dedicated endpoints only. */
     private final ServerQueue waits;
     private final KeyCache keys = new KeyCache();
@@ -57,10 +63,13 @@ public final class Holder implements TransactionHolds {
         for (int i = 0; i < n; i++) {
             links[i] = new MainLink(endpoint);
         }
-        this.life = new HolderLife(endpoint, table, links);
+        // the life's loss handling and watchdog ask this holder for its parts (never during construction)
+        this.life = new HolderLife(endpoint, table, links, this);
         this.waits = endpoint.dedicated() ? new ServerQueue(endpoint, table, links, life) : null;
-        this.mains = new MainSessions(links, table, life, waits, stats);
-        life.reapWith(this::reapGoneThreads);
+        this.mains = new MainSession[n];
+        for (int i = 0; i < n; i++) {
+            mains[i] = new MainSession(links[i], table, life, waits, stats);
+        }
     }
 
     public HolderEndpoint endpoint() {
@@ -134,7 +143,7 @@ public final class Holder implements TransactionHolds {
                 LockRequest.Result took = a.queueCheckOnly ? waits.queueCheck(owner, key, tx, level)
                         : a.home instanceof WaitingSession
                         ? waits.takeOn((WaitingSession) a.home, owner, key, shared, tx, level, queued)
-                        : mains.forKey(key).take(new LockRequest(owner, key, shared, tryLock, tx, level, queued, false));
+                        : mainFor(key).take(new LockRequest(owner, key, shared, tryLock, tx, level, queued, false));
                 if (took == LockRequest.Result.DECIDE_AGAIN) {
                     settleQuietly(owner); // a server lock taken and not granted is surplus now
                     continue;
@@ -213,7 +222,7 @@ public final class Holder implements TransactionHolds {
                         table.unlock(owner, key, shared);
                     }
                 } else {
-                    free = mains.forKey(key).take(new LockRequest(owner, key, shared, true, null, 0, false, true));
+                    free = mainFor(key).take(new LockRequest(owner, key, shared, true, null, 0, false, true));
                 }
                 if (free != LockRequest.Result.DECIDE_AGAIN) {
                     return free == LockRequest.Result.GRANTED;
@@ -229,7 +238,7 @@ public final class Holder implements TransactionHolds {
     public boolean unlock(LockOwner owner, AdvisoryKey key, boolean shared) throws SQLException {
         boolean ok = table.unlock(owner, key, shared);
         if (ok) {
-            mains.settleInFlight(key, owner); // done on the server when this returns, as PostgreSQL's
+            settleInFlight(key, owner); // done on the server when this returns, as PostgreSQL's
             life.used();
         }
         return ok;
@@ -238,7 +247,7 @@ public final class Holder implements TransactionHolds {
     /** pg_advisory_unlock_all for one owner (also what DISCARD ALL does to its locks). */
     public void unlockAll(LockOwner owner) throws SQLException {
         table.unlockAll(owner);
-        mains.settleInFlight(owner);
+        settleInFlight(owner);
         life.used();
     }
 
@@ -246,7 +255,7 @@ public final class Holder implements TransactionHolds {
     @Override
     public void releaseTransaction(TransactionId tx, int level) throws SQLException {
         table.releaseTransaction(tx, level);
-        mains.settleInFlight(null);
+        settleInFlight(null);
         life.used();
     }
 
@@ -283,7 +292,7 @@ public final class Holder implements TransactionHolds {
                     : "ExclusiveLock", 0, h.count));
         }
         try {
-            mains.settleInFlight(owner); // a release another thread has on the wire is done when this returns
+            settleInFlight(owner); // a release another thread has on the wire is done when this returns
         } catch (SQLException | RuntimeException e) {
             Log.debug("LockHygiene: the lock holder for {} lost its server while letting locks go: {}", endpoint,
                     e.toString());
@@ -300,10 +309,54 @@ public final class Holder implements TransactionHolds {
      */
     private void settleQuietly(LockOwner caller) {
         try {
-            mains.settle(caller);
+            settle(caller);
         } catch (SQLException | RuntimeException e) {
             Log.debug("LockHygiene: the lock holder for {} lost its server while letting locks go: {}", endpoint,
                     e.toString());
+        }
+    }
+
+    /** The main session {@code key} lives on. */
+    private MainSession mainFor(AdvisoryKey key) {
+        return mains.length == 1 ? mains[0] : mains[key.spread(mains.length)];
+    }
+
+    /** After releases: server locks nobody needs go, each from its own session, only where there is work. */
+    private void settle(LockOwner caller) throws SQLException {
+        for (MainSession main : mains) {
+            if (main.settleDue()) {
+                main.settle(caller);
+            }
+        }
+    }
+
+    /**
+     * Releases the application asked for (an unlock, the end of a transaction, an owner gone): they are sent,
+     * and one that another thread's round trip took with it is answered, before this returns, as PostgreSQL's
+     * release is done when its call returns. Surplus is taken under a session's turn, so "nothing due" and
+     * then "not busy" means none of the caller's releases is in flight there.
+     */
+    private void settleInFlight(LockOwner owner) throws SQLException {
+        for (MainSession main : mains) {
+            settleInFlight(main, owner);
+        }
+    }
+
+    /** The same for one key's release: only its own session can have it in flight. */
+    private void settleInFlight(AdvisoryKey key, LockOwner owner) throws SQLException {
+        MainSession home = mainFor(key);
+        for (MainSession main : mains) {
+            if (main == home) {
+                settleInFlight(main, owner);
+            } else if (main.settleDue()) {
+                main.settle(owner); // a waiting session's release, which any main session sends
+            }
+        }
+    }
+
+    private static void settleInFlight(MainSession main, LockOwner owner) throws SQLException {
+        if (main.isOpen() && (main.settleDue() || main.busy())) {
+            main.settle(owner);
         }
     }
 
@@ -317,8 +370,20 @@ public final class Holder implements TransactionHolds {
         return new SQLException(EmulateMessages.lockLost(whose), "08006", cause);
     }
 
+    /** A loss: the requests queued on every main session fail with it (their threads return at once). */
+    void failQueued(SQLException failure) {
+        for (MainSession main : mains) {
+            main.failQueued(failure);
+        }
+    }
+
+    /** The waits in the server's queue; null for an endpoint through the application's pooler. */
+    ServerQueue serverQueue() {
+        return waits;
+    }
+
     /** The locks of pooled threads that ended are released and reported (the watchdog's full round). */
-    private void reapGoneThreads() {
+    void reapGoneThreads() {
         for (LockOwner owner : table.owners()) {
             if (owner.isGone()) {
                 List<HeldLock> held = releaseOwner(owner, true);

@@ -46,17 +46,19 @@ final class HolderLife {
     /** Uses so far, and as the current (or last) watchdog round began: see {@link HolderWatchdog.Watched}. */
     private final java.util.concurrent.atomic.AtomicLong uses = new java.util.concurrent.atomic.AtomicLong();
     private volatile long usesAtRound;
-    /** Set by the holder once its parts exist (they and this refer to each other). */
-    private MainSession[] batches;
-    private ServerQueue waits;
-    private Runnable reapGoneThreads;
+    /**
+     * The holder whose life this is: asked for its main sessions' queues, its waits in the server's queue and its
+     * gone threads' locks (the one object that owns them), never wired part by part.
+     */
+    private final Holder holder;
     /** Set at the first loss that told owners: from then on, statements ask their owner. */
     private long lastFullRound = System.nanoTime();
     /** When an owner last used the holder (a lock asked for, a release): the linger counts from there. */
     private volatile long lastUse = System.nanoTime();
     private final long lingerNanos;
 
-    HolderLife(HolderEndpoint endpoint, LockTable table, MainLink[] mains) {
+    HolderLife(HolderEndpoint endpoint, LockTable table, MainLink[] mains, Holder holder) {
+        this.holder = holder;
         this.endpoint = endpoint;
         this.table = table;
         this.mains = mains;
@@ -71,16 +73,6 @@ final class HolderLife {
         uses.incrementAndGet();
         lastUse = System.nanoTime();
         HolderWatchdog.watch(watch);
-    }
-
-    void attach(MainSession[] mainSessions, ServerQueue serverWaits) {
-        this.batches = mainSessions;
-        this.waits = serverWaits;
-    }
-
-    /** The watchdog's full round also reaps the locks of pooled threads that ended (the holder's work). */
-    void reapWith(Runnable reap) {
-        this.reapGoneThreads = reap;
     }
 
     /**
@@ -99,8 +91,8 @@ final class HolderLife {
         for (MainLink main : mains) {
             main.close(); // every one: a holder that lost one session's locks is lost as a whole
         }
-        if (waits != null) {
-            waits.closeAll();
+        if (waits() != null) {
+            waits().closeAll();
         }
         List<LockOwner> owners = table.clear();
         mark(owners, batch, caller); // those that took something meanwhile
@@ -129,9 +121,7 @@ final class HolderLife {
         for (LockRequest t : batch) {
             t.fail(failure);
         }
-        for (MainSession b : batches) {
-            b.failQueued(failure);
-        }
+        holder.failQueued(failure);
         return failure;
     }
 
@@ -154,6 +144,11 @@ final class HolderLife {
             }
         }
         return false;
+    }
+
+    /** The holder's waits in the server's queue; null for an endpoint through the application's pooler. */
+    private ServerQueue waits() {
+        return holder.serverQueue();
     }
 
     /** Publishes what was queued; called with no lock of ours held. */
@@ -195,8 +190,8 @@ final class HolderLife {
                 break;
             }
         }
-        if (waits != null) {
-            waits.peekIdle(this);
+        if (waits() != null) {
+            waits().peekIdle(this);
         }
         publishPending();
     }
@@ -242,9 +237,9 @@ final class HolderLife {
             boolean full = now - lastFullRound >= TimeUnit.MILLISECONDS.toNanos(HolderWatchdog.INTERVAL_MILLIS);
             if (full) {
                 lastFullRound = now;
-                reapGoneThreads.run();
-                if (waits != null) {
-                    waits.watchdogChecks(this);
+                holder.reapGoneThreads();
+                if (waits() != null) {
+                    waits().watchdogChecks(this);
                 }
             }
             boolean holds = !table.serverHoldsNothing();
@@ -276,8 +271,8 @@ final class HolderLife {
                     }
                 }
             }
-            if (holds && waits != null) {
-                waits.peekIdle(this);
+            if (holds && waits() != null) {
+                waits().peekIdle(this);
                 publishPending();
             }
             if (!idle()) {
@@ -320,7 +315,7 @@ final class HolderLife {
 
     /** Nothing held (in the table or on the server) and nothing waited for in PostgreSQL's queue. */
     private boolean idle() {
-        return table.serverHoldsNothing() && !table.anyoneHolds() && (waits == null || !waits.anyWaiting());
+        return table.serverHoldsNothing() && !table.anyoneHolds() && (waits() == null || !waits().anyWaiting());
     }
 
     private boolean anySessionOpen() {
@@ -329,7 +324,7 @@ final class HolderLife {
                 return true;
             }
         }
-        return waits != null && waits.anyIdleSession();
+        return waits() != null && waits().anyIdleSession();
     }
 
     /**
@@ -362,8 +357,8 @@ final class HolderLife {
             for (MainLink main : mains) {
                 main.close();
             }
-            if (waits != null) {
-                waits.closeIdle();
+            if (waits() != null) {
+                waits().closeIdle();
             }
             return true;
         } finally {
@@ -380,8 +375,8 @@ final class HolderLife {
                 main.close();
             }
         }
-        if (waits != null) {
-            waits.closeAll();
+        if (waits() != null) {
+            waits().closeAll();
         }
         HolderWatchdog.forget(watch);
     }
