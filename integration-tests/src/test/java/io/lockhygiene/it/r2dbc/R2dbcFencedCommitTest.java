@@ -54,7 +54,9 @@ class R2dbcFencedCommitTest {
         /** The transaction begun and ended as text (BEGIN, COMMIT). */
         TEXT_TRANSACTIONS,
         /** One BEGIN as text, then each write committed with COMMIT AND CHAIN. */
-        CHAINED
+        CHAINED,
+        /** BEGIN as text, then the write and its COMMIT in one text of two statements. */
+        ENDING_TEXT
     }
 
     /** What A did: rows committed, rows committed after B took the key, A's first error. */
@@ -103,10 +105,13 @@ class R2dbcFencedCommitTest {
                     }
                     if (style == Style.TRANSACTIONS) {
                         begin(a.get());
-                    } else if (style == Style.TEXT_TRANSACTIONS || (style == Style.CHAINED && committed.get() == 0)) {
+                    } else if (style == Style.TEXT_TRANSACTIONS || style == Style.ENDING_TEXT
+                            || (style == Style.CHAINED && committed.get() == 0)) {
                         run(a.get(), "BEGIN");
                     }
-                    if (style == Style.BATCH) {
+                    if (style == Style.ENDING_TEXT) {
+                        run(a.get(), "insert into lost_rows (run, worker) values ('" + runId + "', 'a'); COMMIT");
+                    } else if (style == Style.BATCH) {
                         batch(a.get(), "insert into lost_rows (run, worker) values ('" + runId + "', 'a')");
                     } else {
                         run(a.get(), "insert into lost_rows (run, worker) values ($1, 'a')", runId);

@@ -49,6 +49,57 @@ final class R2dbcEnds {
                 + " (checked because this transaction called session-level advisory functions)");
     }
 
+    /**
+     * A text of several statements whose last one ends the transaction (the one rule's ENDS_TRANSACTION that is not
+     * a text's only statement): R2DBC sends a text as one statement, so the fence of an owner holding emulated locks
+     * goes into the text itself, right before its end ({@code INSERT ...; <fence>; COMMIT}, one round trip, as
+     * JDBC's {@code <fence>; COMMIT}). The fence's own result is not shown; when the fence fails (a session the
+     * owner's locks lived on is gone), PostgreSQL skips the COMMIT, and the transaction is rolled back and the
+     * application gets 08006 naming the keys. Without an owner's locks to fence, or for an end that does not commit,
+     * the text runs as it is.
+     *
+     * @param inTransaction the text starts inside a transaction (else its own BEGIN opens the one it ends)
+     */
+    Flux<Result> textEnding(GuardedStatement st, String sql, TransactionControl end, boolean inTransaction) {
+        String endText = end.textIn(sql);
+        boolean commitsOpen = TransactionControl.commits(endText) && !(inTransaction && guard.serverTransactionFailed());
+        if (guard.emulation == null || !commitsOpen || !guard.emulation.ownerHolds()) {
+            return null;
+        }
+        Mono<TransactionEnd> decided = Blocking.call(() -> TransactionEnd.decide(guard.emulation, endText, true, false));
+        return guard.begin.now().then(decided)
+                .onErrorResume(SQLException.class,
+                        lost -> rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost))))
+                .flatMapMany(te -> {
+                    String sent = te.fenced() ? sql.substring(0, end.start()) + te.text(guard.emulation) : sql;
+                    Flux<Result> results = Flux.from(st.real(guard.proxy, sent).execute());
+                    if (!te.fenced()) {
+                        return results;
+                    }
+                    long fenceAt = end.statementIndex(); // the fence's result comes right before the end's
+                    return results.index().concatMap(r -> r.getT1() != fenceAt ? Mono.just(r.getT2())
+                            : fenceResult(te, r.getT2()));
+                });
+    }
+
+    /** The fence's result, read and not shown: nothing when it passed, the loss when it failed. */
+    private Mono<Result> fenceResult(TransactionEnd end, Result fence) {
+        return Flux.from(fence.flatMap(segment -> segment instanceof Result.Message
+                        && !isNotice((Result.Message) segment)
+                        ? Mono.just(((Result.Message) segment).exception()) : Mono.<io.r2dbc.spi.R2dbcException>empty()))
+                .next()
+                .flatMap(failed -> Blocking.call(() -> Optional.ofNullable(end.lossOf(guard.emulation,
+                                R2dbcErrors.toSql(failed))))
+                        .flatMap(lost -> lost.isPresent()
+                                ? rollbackQuietly().then(ended()).then(Mono.<Result>error(R2dbcErrors.of(lost.get())))
+                                : Mono.<Result>error(failed)));
+    }
+
+    private static boolean isNotice(Result.Message m) {
+        String state = m.sqlState() == null ? "" : m.sqlState();
+        return state.startsWith("00") || state.startsWith("01");
+    }
+
     /** rollbackTransaction(): plain, or with the check when due. */
     Mono<Void> rollback() {
         return end(false, null, "at ROLLBACK under transaction pooling (checked because this transaction called"

@@ -340,6 +340,7 @@ final class R2dbcGuard {
     private Flux<Result> withoutCalls(GuardedStatement st, ScanResult scan, Situation where) {
         String sql = st.sql;
         boolean inTransaction = where.statementRunsInTransaction();
+        Flux<Result> run = null;
         if (emulation != null && sql != null) {
             switch (LockPolicy.ownerStep(LockPolicy.OwnerText.of(sql, scan), inTransaction, emulation.ownerHolds())) {
                 case LETS_GO_AFTER:
@@ -352,12 +353,21 @@ final class R2dbcGuard {
                         // trip, and the table's transaction-level locks let go
                         return begin.now().then(ends.endByText(sql)).thenMany(Flux.just(LocalResult.none()));
                     }
-                    break; // a text of several statements goes as one: followed below, not fenced (docs/front-ends.md)
+                    // a text of several statements goes as one: the fence rides in it, before its end
+                    run = ends.textEnding(st, sql, scan.finalEnd(), inTransaction);
+                    if (run != null && inTransaction) {
+                        // an error before the end aborted the transaction (PostgreSQL skipped the rest): followed
+                        run = run.onErrorResume(e -> followFailure().then(Mono.error(e)))
+                                .concatWith(Mono.defer(this::followFailure).then(Mono.empty()));
+                    }
+                    break;
                 default:
                     break;
             }
         }
-        Flux<Result> run = plain(st, sql, where);
+        if (run == null) {
+            run = plain(st, sql, where);
+        }
         if (emulation != null && scan.hasTransactionControl() && inTransaction) {
             // followed only when it took effect: R2DBC delivers a failed SAVEPOINT, RELEASE or ROLLBACK TO inside a
             // Result, so the execution completes either way; the server's status says (a failed one leaves the
