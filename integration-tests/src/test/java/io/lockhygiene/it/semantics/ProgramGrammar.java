@@ -182,8 +182,10 @@ public final class ProgramGrammar {
             }
             // an end at every seventh step chains the next transaction (decided from the model, not drawn), except in
             // the programs of seeds kept from before chains were written (see programRandom)
-            boolean chains = r instanceof ProgramRandom && ((ProgramRandom) r).chains;
-            return new Step(c, "text", chains && m.steps % 7 == 3 ? end + " AND CHAIN" : end, null);
+            if (newForms && m.steps % 6 == 5) {
+                return new Step(c, "prepared", end, new Object[0]); // an end sent as a prepared statement
+            }
+            return new Step(c, "text", newForms && m.steps % 7 == 3 ? end + " AND CHAIN" : end, null);
         }
         if (roll < 24 && m.inTransaction[c]) {
             int sp = m.savepoints[c];
