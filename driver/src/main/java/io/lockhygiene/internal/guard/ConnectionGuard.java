@@ -307,7 +307,7 @@ public final class ConnectionGuard {
             return false;
         }
         boolean inTransaction = plan.where != null ? plan.where.statementRunsInTransaction()
-                : Pgjdbc.transactionStatus(raw) != Situation.TransactionStatus.IDLE || !raw.getAutoCommit();
+                : Pgjdbc.statementRunsInTransaction(raw);
         return LockPolicy.ownerStep(plan, inTransaction, holds) == LockPolicy.OwnerStep.ENDS_TRANSACTION;
     }
 

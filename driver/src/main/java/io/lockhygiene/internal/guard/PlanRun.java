@@ -103,7 +103,7 @@ public final class PlanRun {
      */
     <R> Executed<R> owning(StatementPlan plan, Binds binds, StatementSource face, Call<R> call) throws SQLException {
         Statement app = face.app();
-        boolean inTransaction = Pgjdbc.transactionStatus(raw) != Situation.TransactionStatus.IDLE || !raw.getAutoCommit();
+        boolean inTransaction = Pgjdbc.statementRunsInTransaction(raw);
         switch (LockPolicy.ownerStep(plan, inTransaction, true)) {
             case ENDS_TRANSACTION:
                 StatementPlan read = plan.read();

@@ -7,12 +7,11 @@ import java.sql.Statement;
 
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
-import io.lockhygiene.internal.settings.ModeLine;
 import io.lockhygiene.settings.Settings;
 
 /**
- * Whether one connection reaches PostgreSQL through a transaction pooler: from {@code lockhygiene.poolMode}, from
- * what the default found of its route (a session of its own), or detected once (the BackendKeyData pid pgjdbc was
+ * Whether one connection reaches PostgreSQL through a transaction pooler: from {@code lockhygiene.poolMode} (which
+ * the default sets to session for a route it found direct), or detected once (the BackendKeyData pid pgjdbc was
  * given differs from {@code pg_backend_pid()}).
  */
 final class PoolerDetection {
@@ -47,11 +46,6 @@ final class PoolerDetection {
             // only behind a transaction pooler (asked below): a pool of the server's own sessions, or of a
             // session pooler's, keeps pgjdbc's meaning, a lock belonging to the connection that took it
             transactionPooling = true;
-        }
-        if (transactionPooling == null && ModeLine.SESSION_OF_ITS_OWN.equals(settings.modeSource())) {
-            // the default found this connection's route direct (asked once per route), or poolMode=session says
-            // so: a session of its own, not asked again per connection (a leak check sample's turn asked here)
-            transactionPooling = false;
         }
         if (transactionPooling == null) {
             switch (settings.poolMode()) {

@@ -35,6 +35,8 @@ public final class StatementPlan implements LockPolicy.OwnerText {
     final boolean sampled;
     /** Whether what is sent runs in a transaction block as it would alone (a fenced twin can carry it); asked once. */
     private byte blockable;
+    /** {@link #scan()}: what is sent, read once when the prefilter ruled it out; null until asked. */
+    private ScanResult read;
 
     StatementPlan(String original, String sent, ScanResult scan, ScanResult sentScan, LockShape shape,
                   LockPolicy.Form form) {
@@ -80,7 +82,12 @@ public final class StatementPlan implements LockPolicy.OwnerText {
     /** An owner's statement: the scan of what is sent, read from the one cache when the prefilter ruled it out. */
     @Override
     public ScanResult scan() {
-        return sentScan != ScanResult.NOTHING || sent == null || sent.isEmpty() ? sentScan : TextAnalysis.of(sent).scan;
+        ScanResult r = read;
+        if (r == null) {
+            r = sentScan != ScanResult.NOTHING || sent == null || sent.isEmpty() ? sentScan : TextAnalysis.of(sent).scan;
+            read = r;
+        }
+        return r;
     }
 
     @Override
@@ -90,8 +97,8 @@ public final class StatementPlan implements LockPolicy.OwnerText {
 
     /** This text read in full (a text the prefilter ruled out, whose end must be seen). */
     StatementPlan read() {
-        ScanResult read = scan();
-        return read == sentScan ? this : new StatementPlan(original, sent, read, read, shape, form);
+        ScanResult r = scan();
+        return r == sentScan ? this : new StatementPlan(original, sent, r, r, shape, form);
     }
 
     /** The text pgjdbc prepares. */

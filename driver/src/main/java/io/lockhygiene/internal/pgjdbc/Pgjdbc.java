@@ -253,6 +253,14 @@ public final class Pgjdbc {
     }
 
     /**
+     * True when the next statement runs inside a transaction block: one is open on the server, or pgjdbc opens one
+     * before it (autocommit off); as {@link Situation#statementRunsInTransaction}, without a whole situation.
+     */
+    public static boolean statementRunsInTransaction(Connection c) throws SQLException {
+        return inTransaction(c) || !c.getAutoCommit();
+    }
+
+    /**
      * BaseConnection.getTransactionState(): the status the server sent with its last ReadyForQuery
      * (IDLE, OPEN, FAILED), whatever the JDBC API was told.
      */

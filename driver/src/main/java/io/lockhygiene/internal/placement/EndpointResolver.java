@@ -181,7 +181,10 @@ public final class EndpointResolver {
             }
             own = direct;
         }
-        return own ? settings.toBuilder().mode(Settings.Mode.DETECT, io.lockhygiene.internal.settings.ModeLine.SESSION_OF_ITS_OWN).build() : null;
+        // what the route answered is the connection's too: a session of its own (its pooling is never asked again,
+        // not even when the leak check sample takes one of its statements)
+        return own ? settings.toBuilder().mode(Settings.Mode.DETECT, io.lockhygiene.internal.settings.ModeLine.SESSION_OF_ITS_OWN)
+                .poolMode(Settings.PoolMode.SESSION).build() : null;
     }
 
 

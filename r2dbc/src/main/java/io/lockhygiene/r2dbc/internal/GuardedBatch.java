@@ -26,7 +26,8 @@ final class GuardedBatch implements Batch {
     private final Batch delegate;
     /** Every text, in order: given to the driver's batch at execution, as planned then. */
     private final List<String> texts = new ArrayList<>(4);
-    private boolean anyFlagged;
+    /** Which of {@link #texts} passed the prefilter (asked once, at add). */
+    private final java.util.BitSet flagged = new java.util.BitSet();
 
     GuardedBatch(R2dbcGuard guard, Batch delegate) {
         this.guard = guard;
@@ -38,18 +39,20 @@ final class GuardedBatch implements Batch {
         if (sql == null) {
             throw new IllegalArgumentException("sql must not be null"); // r2dbc-postgresql's words, at once, as without us
         }
-        anyFlagged |= SqlScanner.mightMatter(sql);
+        if (SqlScanner.mightMatter(sql)) {
+            flagged.set(texts.size());
+        }
         texts.add(sql);
         return this;
     }
 
     @Override
     public Publisher<? extends Result> execute() {
-        if (!anyFlagged && guard.emulation == null) {
+        if (flagged.isEmpty() && guard.emulation == null) {
             texts.forEach(delegate::add);
             return guard.gate.afterMany(guard.begin.now().thenMany(delegate.execute()));
         }
-        Throwable callSite = anyFlagged ? CallSite.capture("session-level advisory lock call sent here") : null;
+        Throwable callSite = !flagged.isEmpty() ? CallSite.capture("session-level advisory lock call sent here") : null;
         return guard.gate.afterMany(Flux.defer(() -> {
             Flux<Result> lost = guard.lossOnce();
             return lost != null ? lost : guard.situation().flatMapMany(where -> planned(where, callSite));
@@ -60,9 +63,10 @@ final class GuardedBatch implements Batch {
         boolean inTransaction = where.statementRunsInTransaction();
         boolean wrap = guard.emulation != null && guard.emulation.ownerHolds()
                 && LockPolicy.fencesBatch(inTransaction, true, controlsTransactions());
-        for (String sql : texts) {
+        for (int i = 0; i < texts.size(); i++) {
+            String sql = texts.get(i);
             String sent = sql;
-            if (SqlScanner.mightMatter(sql)) {
+            if (flagged.get(i)) {
                 TextAnalysis a = TextAnalysis.of(sql);
                 Plan p = LockPolicy.inBatch(a.scan(), guard.emulation == null ? null : a.shape(), where, guard.settings);
                 switch (p.action()) {

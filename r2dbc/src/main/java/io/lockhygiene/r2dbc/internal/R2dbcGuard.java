@@ -392,7 +392,7 @@ final class R2dbcGuard {
      */
     private static boolean soleTransactionEnd(ScanResult scan, String sql) {
         return scan.statementCount() == 1 && scan.finalEnd() != null
-                && !sql.substring(scan.finalEnd().start()).regionMatches(true, 0, "prepare", 0, 7);
+                && !sql.regionMatches(true, scan.finalEnd().start(), "prepare", 0, 7);
     }
 
     /** The statement as sent (the application's text, or rewrite's); under emulate a failure that aborted its transaction is followed. */
