@@ -34,7 +34,7 @@ module io.lockhygiene {
     exports io.lockhygiene.internal.leak to io.lockhygiene.cli, io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.util to io.lockhygiene.cli;
     // the R2DBC front end: the same scanner, policy, per-connection emulation and holder (one core, two front ends)
-    exports io.lockhygiene.internal.guard to io.lockhygiene.r2dbc;
+    exports io.lockhygiene.internal.session to io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.emulate to io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.holder to io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.shape to io.lockhygiene.r2dbc;

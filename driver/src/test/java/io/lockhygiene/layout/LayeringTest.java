@@ -19,7 +19,8 @@ class LayeringTest {
     static final Layers DRIVER = new Layers(
             "api: io.lockhygiene io.lockhygiene.monitor",
             "JDBC front end: io.lockhygiene.internal.jdbc io.lockhygiene.internal.flyway",
-            "per-connection core: io.lockhygiene.internal.guard",
+            "JDBC per-connection guard: io.lockhygiene.internal.guard",
+            "per-connection core, every front end's: io.lockhygiene.internal.session",
             "per-connection emulation: io.lockhygiene.internal.emulate",
             "holder placement: io.lockhygiene.internal.placement",
             "holder: io.lockhygiene.internal.holder",

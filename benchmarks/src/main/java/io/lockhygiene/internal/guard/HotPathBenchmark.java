@@ -7,7 +7,7 @@ import java.sql.Statement;
 import java.util.concurrent.TimeUnit;
 
 import io.lockhygiene.bench.NoopStatement;
-import io.lockhygiene.internal.guard.StatementPlan.TextAnalysis;
+import io.lockhygiene.internal.session.TextAnalysis;
 import io.lockhygiene.internal.jdbc.LockHygieneConnection;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.SqlScanner;
@@ -113,6 +113,6 @@ public class HotPathBenchmark {
 
     @Benchmark
     public ScanResult flaggedCached() {
-        return TextAnalysis.of(flagged).scan;
+        return TextAnalysis.of(flagged).scan();
     }
 }

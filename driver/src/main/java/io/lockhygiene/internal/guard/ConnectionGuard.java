@@ -8,11 +8,9 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.lockhygiene.internal.emulate.Emulation;
-import io.lockhygiene.internal.events.Events.Counters.StatementTally;
-import io.lockhygiene.internal.events.Events;
 import io.lockhygiene.internal.guard.PlanRun.Executed;
-import io.lockhygiene.internal.guard.StatementPlan.TextAnalysis;
-import io.lockhygiene.internal.leak.LeakReporter;
+import io.lockhygiene.internal.session.OwnerSession;
+import io.lockhygiene.internal.session.TextAnalysis;
 import io.lockhygiene.internal.leak.RecentCalls.RecentStatements;
 import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.internal.log.Log;
@@ -25,7 +23,6 @@ import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
 import io.lockhygiene.internal.shape.LockShape;
-import io.lockhygiene.internal.sql.SqlRewriter;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.SqlScanner;
 import io.lockhygiene.internal.sql.TransactionControl;
@@ -49,20 +46,20 @@ public final class ConnectionGuard {
     private static final AtomicLong IDS = new AtomicLong();
 
     private final Connection raw;
+    /** The front-end-neutral part of this connection: its id, settings, reporter, recent calls, emulation. */
+    private final OwnerSession session;
     private final Settings settings;
-    private final String id;
     private final boolean off;
     private final boolean alwaysCheck;
-    /** Calls seen since the last leak check, for attribution; non-empty means "touched advisory locks". */
-    private final RecentCalls calls = new RecentCalls();
+    /** The session's: calls seen since the last leak check; non-empty means "touched advisory locks". */
+    private final RecentCalls calls;
     private final PoolerDetection pooler;
     private final TransactionEnds ends;
-    /** emulate's part of this connection (inert in other modes). */
+    /** The session's emulation: emulate's part of this connection (inert in other modes). */
     private final Emulation emulation;
     private final PlanRun runs;
     /** Made at the first SKIP LOCKED statement (most connections never send one: a class less to load). */
     private SkipLockedCheck skipLocked;
-    private final StatementTally tally;
     /**
      * The last text that passed the prefilter: the same String again (a constant, an ORM's cached SQL) skips
      * the passes over it. Identity only, so nothing a text says is ever taken from another text.
@@ -88,18 +85,18 @@ public final class ConnectionGuard {
         Settings settings = placed.settings;
         ModeLine.sayOnce(settings, "JDBC");
         this.raw = raw;
+        boolean threadOwners = route != null && route.threadOwners();
+        this.session = new OwnerSession(settings, "lh-" + IDS.incrementAndGet(),
+                (id, reporter) -> new Emulation(raw, settings, id, reporter, placed.holder, threadOwners));
         this.settings = settings;
-        this.id = "lh-" + IDS.incrementAndGet();
-        this.off = LockPolicy.off(settings);
+        this.off = session.off();
         this.alwaysCheck = LockPolicy.checksEveryTransaction(settings);
-        LeakReporter reporter = new LeakReporter(id, settings);
-        this.emulation = new Emulation(raw, settings, id, reporter, placed.holder, route != null && route.threadOwners());
-        this.pooler = new PoolerDetection(raw, settings, id, emulation.threadOwners());
-        this.ends = new TransactionEnds(raw, settings, id, reporter, calls, emulation, pooler, recent);
-        this.runs = new PlanRun(this, raw, settings, id, reporter, calls, ends, emulation);
+        this.calls = session.calls();
+        this.emulation = session.emulation();
+        this.pooler = new PoolerDetection(raw, settings, session.id(), emulation.threadOwners());
+        this.ends = new TransactionEnds(raw, session, pooler, recent);
+        this.runs = new PlanRun(this, raw, session, ends);
         this.autocommitSample = LeakCheckSample.of(settings);
-        Events.installProcessWideOnce();
-        this.tally = Events.counters().openTally();
     }
 
     public Settings settings() {
@@ -107,7 +104,7 @@ public final class ConnectionGuard {
     }
 
     public String id() {
-        return id;
+        return session.id();
     }
 
     /**
@@ -116,7 +113,7 @@ public final class ConnectionGuard {
      * execution, with where the connection stands and the policy's plan decided once. strict refuses here.
      */
     public StatementPlan check(String sql) throws SQLException {
-        tally.seen();
+        session.statementSeen();
         emulation.throwIfLockLost();
         if (off) {
             return null;
@@ -148,14 +145,14 @@ public final class ConnectionGuard {
             return raw.getAutoCommit() && pooler.transactionPooling() && SqlScanner.runsInTransactionBlockAsAlone(sql);
         } catch (SQLException | RuntimeException e) {
             // the sample is ours: the application's statement runs as it would, unsampled
-            Log.debug("LockHygiene: {} skipped a sampled leak check: {}", id, e.toString());
+            Log.debug("LockHygiene: {} skipped a sampled leak check: {}", session.id(), e.toString());
             return false;
         }
     }
 
     /** The hot-path test of a prepared statement's execution: true when it needs no work at all. */
     public boolean passesUnchecked(StatementPlan plan) throws SQLException {
-        tally.seen();
+        session.statementSeen();
         emulation.throwIfLockLost();
         if (off) {
             return true;
@@ -188,13 +185,7 @@ public final class ConnectionGuard {
 
     /** Where we are now: the server's transaction status, autocommit, pooling, emulate's venue and owner. */
     Situation situation() throws SQLException {
-        Situation.TransactionStatus status = Pgjdbc.transactionStatus(raw);
-        boolean autoCommit = raw.getAutoCommit();
-        boolean pooling = pooler.transactionPooling();
-        if (!emulation.on()) {
-            return new Situation(status, autoCommit, pooling);
-        }
-        return new Situation(status, autoCommit, pooling, true, emulation.venue(), emulation.ownerBusy());
+        return session.situation(Pgjdbc.transactionStatus(raw), raw.getAutoCommit(), pooler.transactionPooling());
     }
 
     /**
@@ -233,32 +224,26 @@ public final class ConnectionGuard {
     private StatementPlan plan(String sql, boolean analyse, LockPolicy.Form form, boolean sampled, boolean now)
             throws SQLException {
         TextAnalysis analysis = analyse && sql != null && !sql.isEmpty() ? TextAnalysis.of(sql) : null;
-        ScanResult scan = analysis == null ? ScanResult.NOTHING : analysis.scan;
+        ScanResult scan = analysis == null ? ScanResult.NOTHING : analysis.scan();
         if (scan == ScanResult.NOTHING && !sampled) {
             return StatementPlan.unflagged(sql); // its run decides, if it must (a statement watched)
         }
         if (scan.hasSkipLocked() && settings.skipLocked() != Settings.SkipLocked.OFF) {
             if (skipLocked == null) {
-                skipLocked = new SkipLockedCheck(raw, settings, runs.reporter()); // a racing second one only asks again
+                skipLocked = new SkipLockedCheck(raw, settings, session.reporter()); // a racing second one only asks again
             }
             skipLocked.check(sql);
         }
-        LockShape shape = emulation.on() && !scan.calls().isEmpty() ? analysis.shape() : null;
+        LockShape shape = session.emulates() && !scan.calls().isEmpty() ? analysis.shape() : null;
         Situation where = situation();
-        Plan decided = LockPolicy.plan(scan, shape, form, sampled, where, settings);
-        switch (decided.action()) {
-            case REJECT:
-                throw runs.recorder().reject(sql, scan);
-            case REWRITE:
-                String rewritten = SqlRewriter.toTransactionScoped(sql, scan,
-                        scan.callsInTransaction(where.statementRunsInTransaction()));
-                runs.recorder().announceRewrite(sql, scan, rewritten);
-                return new StatementPlan(sql, rewritten, scan, SqlScanner.scan(rewritten), null, form)
-                        .decidedNow(now ? where : null, now ? decided : null, sampled);
-            default:
-                return new StatementPlan(sql, sql, scan, scan, shape, form)
-                        .decidedNow(now ? where : null, now ? decided : null, sampled);
+        Plan decided = session.plan(sql, scan, shape, form, sampled, where);
+        if (decided.action() == Plan.Action.REWRITE) {
+            String rewritten = session.rewritten(sql, scan, where.statementRunsInTransaction());
+            return new StatementPlan(sql, rewritten, scan, SqlScanner.scan(rewritten), null, form)
+                    .decidedNow(now ? where : null, now ? decided : null, sampled);
         }
+        return new StatementPlan(sql, sql, scan, scan, shape, form)
+                .decidedNow(now ? where : null, now ? decided : null, sampled);
     }
 
     /**
@@ -285,8 +270,8 @@ public final class ConnectionGuard {
             return runs.endingTransaction(plan, plan.scan.finalEnd(), binds, face, call);
         }
         Situation where = plan.where != null ? plan.where : situation();
-        Plan p = plan.decided != null ? plan.decided : LockPolicy.plan(plan.shape != null ? plan.scan : plan.sentScan,
-                plan.shape, plan.form, sampled, where, settings);
+        Plan p = plan.decided != null ? plan.decided : session.plan(plan.original,
+                plan.shape != null ? plan.scan : plan.sentScan, plan.shape, plan.form, sampled, where);
         if (sampled && p.wrapped()) {
             ends.sampleNextEnd(); // the COMMIT of our wrapping carries the sampled check
         }
@@ -340,7 +325,7 @@ public final class ConnectionGuard {
 
     /** Application close: the return check, then emulate lets go of the connection's locks (reported). */
     public void onClose() {
-        Events.counters().closeTally(tally);
+        session.closed();
         ends.beforeReturn();
         emulation.letGo(true);
     }
@@ -353,7 +338,7 @@ public final class ConnectionGuard {
 
     /** Application abort. */
     public void onAbort() {
-        Events.counters().closeTally(tally);
+        session.closed();
         emulation.onAbort();
     }
 

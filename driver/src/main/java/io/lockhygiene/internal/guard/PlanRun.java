@@ -10,17 +10,15 @@ import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.emulate.Outcome;
 import io.lockhygiene.internal.emulate.Validation;
-import io.lockhygiene.internal.leak.LeakReporter;
-import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.internal.leak.UnlockWatch;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
+import io.lockhygiene.internal.session.OwnerSession;
 import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.TransactionControl;
-import io.lockhygiene.settings.Settings;
 
 /**
  * Carries out one execution's {@link Plan} for {@link ConnectionGuard}, exactly as decided: run it as it
@@ -30,59 +28,39 @@ import io.lockhygiene.settings.Settings;
  */
 public final class PlanRun {
     private final Connection raw;
-    private final Settings settings;
-    private final String id;
-    private final LeakReporter reporter;
-    private final RecentCalls calls;
+    private final OwnerSession session;
     private final TransactionEnds ends;
     private final Emulation emulation;
     private final SeveralStatements several;
-    /** Made at the first advisory call (a connection that never sends one loads neither it nor its rate limiter). */
-    private LockCallRecorder recorder;
 
-    PlanRun(ConnectionGuard guard, Connection raw, Settings settings, String id, LeakReporter reporter,
-            RecentCalls calls, TransactionEnds ends, Emulation emulation) {
+    PlanRun(ConnectionGuard guard, Connection raw, OwnerSession session, TransactionEnds ends) {
         this.raw = raw;
-        this.settings = settings;
-        this.id = id;
-        this.reporter = reporter;
-        this.calls = calls;
+        this.session = session;
         this.ends = ends;
-        this.emulation = emulation;
+        this.emulation = session.emulation();
         this.several = new SeveralStatements(guard, ends);
     }
 
-    LeakReporter reporter() {
-        return reporter;
-    }
-
-    LockCallRecorder recorder() {
-        if (recorder == null) {
-            recorder = new LockCallRecorder(settings, id, reporter, calls);
-        }
-        return recorder;
-    }
-
+    /**
+     * Carries out {@code p}: what it asks of the core first ({@link OwnerSession#beforeSend}: refused, recorded,
+     * noted as run on the server), then the statement sent as the plan says.
+     */
     <R> Executed<R> carryOut(Plan p, StatementPlan plan, Binds binds, StatementSource face, Call<R> call, Situation where)
             throws SQLException {
         switch (p.action()) {
             case EMULATE:
                 return emulate(plan, binds, face, call, where);
-            case ON_SERVER:
-                emulation.ranOnServer(where.statementRunsInTransaction());
-                return asIs(plan, face, call, where, false, false);
-            case REFUSE:
-                throw refuse(plan, binds, p.refusal());
             case SPLIT:
                 return several.split(plan, face, call, p.wrapped());
-            case REJECT:
-                throw recorder().reject(plan.original, plan.scan);
-            case RECORD:
-            case REWRITE:
-                return asIs(plan, face, call, where, true, p.wrapped());
+            case REFUSE:
+                validate(plan, binds); // PostgreSQL's own verdict on the statement comes before ours
+                break;
             default:
-                return asIs(plan, face, call, where, false, p.wrapped());
+                break;
         }
+        session.beforeSend(p, plan.original, plan.sentScan, where, null);
+        boolean recorded = p.action() == Plan.Action.RECORD || p.action() == Plan.Action.REWRITE;
+        return asIs(plan, face, call, where, recorded, p.wrapped());
     }
 
     /** A text whose last statement ends the transaction while a leak check is due (see {@link SeveralStatements}). */
@@ -127,10 +105,8 @@ public final class PlanRun {
      * A text that ran inside a transaction and chained it (COMMIT or ROLLBACK AND CHAIN before its last statement):
      * that transaction ended there, so its transaction-level locks in the lock table go, as on PostgreSQL.
      */
-    private void followChain(ScanResult scan) throws SQLException {
-        if (scan != null && scan.chainsTransaction() && emulation.on()) {
-            emulation.transactionEnded();
-        }
+    private void followChain(ScanResult scan) {
+        session.followChain(scan);
     }
 
     /** An owner's autocommit statement with the fence in its round trip (see {@link #owning}). */
@@ -157,17 +133,13 @@ public final class PlanRun {
     }
 
     /**
-     * Runs the text that is sent (the application's, or rewrite's): its session-level calls recorded for the
-     * leak check when {@code record}; inside a transaction of ours when {@code wrapped} (autocommit under
-     * transaction pooling), whose end carries the check on the server that held it.
+     * Runs the text that is sent (the application's, or rewrite's; its session-level calls were recorded for the
+     * leak check when {@code record}, and are watched for unlocks); inside a transaction of ours when
+     * {@code wrapped} (autocommit under transaction pooling), whose end carries the check on the server that held it.
      */
     private <R> Executed<R> asIs(StatementPlan plan, StatementSource face, Call<R> call, Situation where, boolean record,
                        boolean wrapped) throws SQLException {
         Statement app = face.app();
-        if (record && where.status() != Situation.TransactionStatus.FAILED && plan.sentScan.hasSessionLevelCall()) {
-            recorder().record(plan.sentScan, plan.original, where, LockPolicy.rewrites(settings),
-                    LockPolicy.emulates(settings) && !emulation.on());
-        }
         R result;
         if (wrapped) {
             result = ends.runWrapped(app, plan.sent, call);
@@ -180,7 +152,7 @@ public final class PlanRun {
             }
         }
         if (record || plan.sentScan.hasSessionLevelCall()) {
-            UnlockWatch.check(app, plan.sentScan, plan.original, reporter, settings);
+            UnlockWatch.check(app, plan.sentScan, plan.original, session.reporter(), session.settings());
         }
         if (!wrapped) {
             ends.afterExecution(where.status());
@@ -249,31 +221,27 @@ public final class PlanRun {
 
     /**
      * emulate cannot answer this statement as PostgreSQL would: PostgreSQL's own verdict first (a statement
-     * it refuses gets its error), then ours, before anything is sent.
+     * it refuses gets its error), before ours, and before anything is sent.
      */
-    private SQLException refuse(StatementPlan plan, Binds binds, String why) throws SQLException {
+    private void validate(StatementPlan plan, Binds binds) throws SQLException {
         if (plan.shape != null && !plan.callable()) {
             Validation.describe(plan.original, binds, plan.shape.parameterCount(), raw);
         }
-        return recorder().refuse(why, plan.original);
     }
 
     /** A batch: each text's plan from the policy, recorded; wrapped like one execution when one needs it. */
     <R> R batch(List<StatementPlan> texts, Statement app, Call<R> call, Situation where) throws SQLException {
         // an owner holding emulated locks: its autocommit batch commits in a transaction of ours whose COMMIT
         // carries the fence, as a single statement's does
-        boolean wrap = (texts.isEmpty() && LockPolicy.wrapsBatch(where, settings))
-                || (emulation.ownerHolds() && LockPolicy.fencesBatch(where.statementRunsInTransaction(), true,
+        boolean wrap = (texts.isEmpty() && LockPolicy.wrapsBatch(where, session.settings()))
+                || (session.ownerHolds() && LockPolicy.fencesBatch(where.statementRunsInTransaction(), true,
                         controlsTransactions(texts)));
         for (StatementPlan p : texts) {
-            Plan plan = LockPolicy.inBatch(p.sentScan, p.shape, where, settings);
+            Plan plan = session.inBatch(p.original, p.sentScan, p.shape, where);
             if (plan.action() == Plan.Action.REFUSE) {
-                throw refuse(p, null, plan.refusal());
+                validate(p, null);
             }
-            if (plan.action() == Plan.Action.RECORD || plan.action() == Plan.Action.REWRITE) {
-                recorder().record(p.sentScan, p.original, where, LockPolicy.rewrites(settings),
-                        LockPolicy.emulates(settings) && !emulation.on());
-            }
+            session.beforeSend(plan, p.original, p.sentScan, where, null);
             wrap |= plan.wrapped();
         }
         if (wrap) {

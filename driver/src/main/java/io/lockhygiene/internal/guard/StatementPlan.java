@@ -1,12 +1,10 @@
 package io.lockhygiene.internal.guard;
 
-import java.util.concurrent.ConcurrentHashMap;
-
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
+import io.lockhygiene.internal.session.TextAnalysis;
 import io.lockhygiene.internal.shape.LockShape;
-import io.lockhygiene.internal.shape.ShapeParser;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.SqlScanner;
 import io.lockhygiene.internal.sql.TransactionControl;
@@ -84,7 +82,7 @@ public final class StatementPlan implements LockPolicy.OwnerText {
     public ScanResult scan() {
         ScanResult r = read;
         if (r == null) {
-            r = sentScan != ScanResult.NOTHING || sent == null || sent.isEmpty() ? sentScan : TextAnalysis.of(sent).scan;
+            r = sentScan != ScanResult.NOTHING || sent == null || sent.isEmpty() ? sentScan : TextAnalysis.of(sent).scan();
             read = r;
         }
         return r;
@@ -123,55 +121,5 @@ public final class StatementPlan implements LockPolicy.OwnerText {
     /** The text's last statement ends the transaction (see {@link ScanResult#finalTransactionEnd}). */
     public TransactionControl finalTransactionEnd() {
         return scan.finalTransactionEnd();
-    }
-
-    /**
-     * What LockHygiene read from one text, read once and shared by all connections: its scan and, under
-     * emulate, the shape of its calls (which also keeps the parameter types PostgreSQL accepted it with, see
-     * {@link LockShape#accepted}). The one analysis cache: bounded, and emptied when full (an analysis is cheap
-     * to redo; a workload with more distinct flagged texts than the bound pays one analysis per statement,
-     * never unbounded memory). Only texts that passed the prefilter, or that must be read while a leak check
-     * is due, are ever analysed.
-     */
-    public static final class TextAnalysis {
-        static final int MAX_ENTRIES = 2048;
-        private static final ConcurrentHashMap<String, TextAnalysis> CACHE = new ConcurrentHashMap<>();
-
-        final String sql;
-        final ScanResult scan;
-        private volatile LockShape shape;
-
-        private TextAnalysis(String sql, ScanResult scan) {
-            this.sql = sql;
-            this.scan = scan;
-        }
-
-        /** The analysis of a non-empty text, cached or made now. */
-        public static TextAnalysis of(String sql) {
-            TextAnalysis a = CACHE.get(sql);
-            if (a == null) {
-                a = new TextAnalysis(sql, SqlScanner.scan(sql));
-                if (CACHE.size() >= MAX_ENTRIES) {
-                    CACHE.clear();
-                }
-                CACHE.put(sql, a);
-            }
-            return a;
-        }
-
-        /** What the scanner found in the text. */
-        public ScanResult scan() {
-            return scan;
-        }
-
-        /** emulate: the shape of the text's calls, parsed at the first ask (a racing second parse is only wasted). */
-        public LockShape shape() {
-            LockShape s = shape;
-            if (s == null) {
-                s = ShapeParser.parse(sql);
-                shape = s;
-            }
-            return s;
-        }
     }
 }

@@ -19,6 +19,8 @@ import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.policy.LeakCheckSample;
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
+import io.lockhygiene.internal.session.OwnerSession;
+import io.lockhygiene.internal.session.TransactionEnd;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 
@@ -46,16 +48,15 @@ final class TransactionEnds {
     /** How the check now running came to run, for its report. */
     private String how = "";
 
-    TransactionEnds(Connection raw, Settings settings, String id, LeakReporter reporter, RecentCalls calls,
-                    Emulation emulation, PoolerDetection pooler, RecentStatements recent) {
+    TransactionEnds(Connection raw, OwnerSession session, PoolerDetection pooler, RecentStatements recent) {
         this.raw = raw;
-        this.settings = settings;
-        this.id = id;
-        this.off = LockPolicy.off(settings);
+        this.settings = session.settings();
+        this.id = session.id();
+        this.off = session.off();
         this.alwaysCheck = LockPolicy.checksEveryTransaction(settings);
-        this.reporter = reporter;
-        this.calls = calls;
-        this.emulation = emulation;
+        this.reporter = session.reporter();
+        this.calls = session.calls();
+        this.emulation = session.emulation();
         this.pooler = pooler;
         this.recent = recent;
         this.endSample = LeakCheckSample.of(settings);

@@ -198,8 +198,8 @@ class R2dbcDifferentialTest {
                     return step;
                 }
                 String jdbcText = step.sql().startsWith("{") ? selectOf(step.sql()) : step.sql();
-                io.lockhygiene.internal.guard.StatementPlan.TextAnalysis a =
-                        io.lockhygiene.internal.guard.StatementPlan.TextAnalysis.of(jdbcText);
+                io.lockhygiene.internal.session.TextAnalysis a =
+                        io.lockhygiene.internal.session.TextAnalysis.of(jdbcText);
                 if (a.scan().calls().isEmpty() || io.lockhygiene.internal.emulate.Emulation.whyNot(a.shape()) == null) {
                     return step;
                 }

@@ -1,13 +1,14 @@
 package io.lockhygiene.r2dbc.internal;
 
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 
-import io.lockhygiene.internal.guard.StatementPlan.TextAnalysis;
+import io.lockhygiene.internal.session.OwnerSession;
+import io.lockhygiene.internal.session.TextAnalysis;
 import io.lockhygiene.internal.leak.CallSite;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
-import io.lockhygiene.internal.sql.SqlRewriter;
 import io.lockhygiene.internal.sql.SqlScanner;
 import io.r2dbc.spi.Batch;
 import io.r2dbc.spi.Result;
@@ -61,32 +62,23 @@ final class GuardedBatch implements Batch {
 
     private Flux<Result> planned(LockPolicy.Situation where, Throwable callSite) {
         boolean inTransaction = where.statementRunsInTransaction();
-        boolean wrap = guard.emulation != null && guard.emulation.ownerHolds()
-                && LockPolicy.fencesBatch(inTransaction, true, controlsTransactions());
+        OwnerSession session = guard.session;
+        boolean wrap = session.ownerHolds() && LockPolicy.fencesBatch(inTransaction, true, controlsTransactions());
         for (int i = 0; i < texts.size(); i++) {
             String sql = texts.get(i);
             String sent = sql;
             if (flagged.get(i)) {
                 TextAnalysis a = TextAnalysis.of(sql);
-                Plan p = LockPolicy.inBatch(a.scan(), guard.emulation == null ? null : a.shape(), where, guard.settings);
-                switch (p.action()) {
-                    case REJECT:
-                        return Flux.error(R2dbcErrors.of(guard.recorder().reject(sql, a.scan())));
-                    case REFUSE:
-                        return Flux.error(R2dbcErrors.of(guard.recorder().refuse(p.refusal(), sql)));
-                    case REWRITE:
-                        sent = SqlRewriter.toTransactionScoped(sql, a.scan(), a.scan().callsInTransaction(inTransaction));
-                        guard.recorder().announceRewrite(sql, a.scan(), sent);
-                        guard.recorder().record(SqlScanner.scan(sent), sql, where, true, false, callSite);
-                        break;
-                    case RECORD:
-                        guard.recorder().record(a.scan(), sql, where, LockPolicy.rewrites(guard.settings),
-                                LockPolicy.emulates(guard.settings) && guard.emulation == null, callSite);
-                        break;
-                    default:
-                        break;
+                try {
+                    Plan p = session.inBatch(sql, a.scan(), guard.emulation == null ? null : a.shape(), where);
+                    if (p.action() == Plan.Action.REWRITE) {
+                        sent = session.rewritten(sql, a.scan(), inTransaction);
+                    }
+                    session.beforeSend(p, sql, sent == sql ? a.scan() : SqlScanner.scan(sent), where, callSite);
+                    wrap |= p.wrapped();
+                } catch (SQLException e) {
+                    return Flux.error(R2dbcErrors.of(e));
                 }
-                wrap |= p.wrapped();
             }
             delegate.add(sent);
         }

@@ -147,6 +147,6 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
 
     @Override
     public String toString() {
-        return "LockHygiene " + guard.id + " over " + proxy;
+        return "LockHygiene " + guard.session.id() + " over " + proxy;
     }
 }

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
-import io.lockhygiene.internal.guard.TransactionEnd;
+import io.lockhygiene.internal.session.TransactionEnd;
 import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.internal.leak.HeldLock;
@@ -118,7 +118,7 @@ final class R2dbcEnds {
                         .then(ended());
             }
             boolean check = guard.assumesPooling() && LockPolicy.checkDue(LockPolicy.CheckPoint.TRANSACTION_END,
-                    guard.settings.leakCheck(), !guard.calls.isEmpty(), true);
+                    guard.settings.leakCheck(), !guard.session.calls().isEmpty(), true);
             String command = text != null ? text : commit ? "COMMIT" : "ROLLBACK";
             // a failed transaction's COMMIT is a rollback: nothing to fence (a fence would only fail with 25P02)
             boolean commitsOpen = commit && !guard.serverTransactionFailed();
@@ -144,7 +144,7 @@ final class R2dbcEnds {
         return listing(end.text(guard.emulation))
                 .flatMap(held -> {
                     if (end.checked()) {
-                        guard.reporter.report(held, guard.calls, when);
+                        guard.session.reporter().report(held, guard.session.calls(), when);
                     }
                     return ended();
                 })
@@ -170,7 +170,7 @@ final class R2dbcEnds {
      */
     Mono<Void> ended() {
         if (guard.assumesPooling()) {
-            guard.calls.clear();
+            guard.session.calls().clear();
         }
         if (guard.emulation == null) {
             return Mono.empty();
@@ -250,7 +250,7 @@ final class R2dbcEnds {
 
     private Mono<Void> reportAfterCancel(Throwable e) {
         if (guard.emulation == null || !Seals.isFenceFailure(R2dbcErrors.toSql(e))) {
-            guard.reporter.checkFailed("at the end of a statement whose results the application stopped reading",
+            guard.session.reporter().checkFailed("at the end of a statement whose results the application stopped reading",
                     e instanceof Exception ? (Exception) e : new RuntimeException(e));
         }
         return Mono.empty();
@@ -265,14 +265,14 @@ final class R2dbcEnds {
             Mono<Void> check = Mono.empty();
             // under transaction pooling every transaction end was checked instead; inside an open transaction
             // session locks cannot be told from transaction-level ones
-            if (!guard.calls.isEmpty() && !guard.inTransaction() && !guard.assumesPooling()
+            if (!guard.session.calls().isEmpty() && !guard.inTransaction() && !guard.assumesPooling()
                     && LockPolicy.checkDue(LockPolicy.CheckPoint.RETURN, guard.settings.leakCheck(), true, false)) {
                 check = listing(PgLocks.atReturn(true))
-                        .doOnNext(held -> guard.reporter.report(held, guard.calls,
+                        .doOnNext(held -> guard.session.reporter().report(held, guard.session.calls(),
                                 "when the connection was closed (checked at the close)"))
                         .then()
                         .onErrorResume(e -> {
-                            guard.reporter.checkFailed("at close", e instanceof Exception ? (Exception) e
+                            guard.session.reporter().checkFailed("at close", e instanceof Exception ? (Exception) e
                                     : new RuntimeException(e));
                             return Mono.empty();
                         });

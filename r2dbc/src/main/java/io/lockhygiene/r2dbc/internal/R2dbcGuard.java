@@ -5,17 +5,13 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.lockhygiene.internal.emulate.Emulation;
-import io.lockhygiene.internal.events.Events.Counters.StatementTally;
-import io.lockhygiene.internal.events.Events;
-import io.lockhygiene.internal.guard.LockCallRecorder;
-import io.lockhygiene.internal.guard.StatementPlan.TextAnalysis;
+import io.lockhygiene.internal.session.OwnerSession;
+import io.lockhygiene.internal.session.TextAnalysis;
 import io.lockhygiene.internal.leak.LeakReporter;
-import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
 import io.lockhygiene.internal.shape.LockShape;
-import io.lockhygiene.internal.sql.SqlRewriter;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.SqlScanner;
 import io.lockhygiene.settings.Settings;
@@ -43,21 +39,17 @@ import java.time.Duration;
 final class R2dbcGuard {
     private static final AtomicLong IDS = new AtomicLong();
 
+    /** The front-end-neutral part of this connection: its id, settings, reporter, recent calls, emulation. */
+    final OwnerSession session;
+    /** The session's. */
     final Settings settings;
-    final String id;
-    final LeakReporter reporter;
-    /** Calls seen since the last leak check, for attribution; non-empty means "touched advisory locks". */
-    final RecentCalls calls = new RecentCalls();
     /** The driver's own connection: its transaction status and BackendKeyData (never sent statements). */
     final Connection raw;
     /** r2dbc-proxy's connection over it: what LockHygiene sends goes through it, seen by its listeners. */
     final Connection proxy;
-    /** emulate with a holder, else null. */
+    /** The session's emulation: emulate with a holder, else null. */
     final Emulation emulation;
     final R2dbcEnds ends;
-    private final boolean off;
-    private final StatementTally tally;
-    private LockCallRecorder recorder;
     private volatile Boolean transactionPooling;
     /** Ends of ours still on their way: later operations wait for them. */
     final PendingEnd gate = new PendingEnd();
@@ -75,14 +67,12 @@ final class R2dbcGuard {
         this.raw = raw;
         this.proxy = proxy;
         this.settings = settings;
-        this.id = "lh-r2dbc-" + IDS.incrementAndGet();
-        this.off = LockPolicy.off(settings);
-        this.reporter = new LeakReporter(id, settings);
-        this.emulation = emulate == null ? null : emulate.make(settings, id, reporter, this::readSessionBounds);
+        SessionBounds.Source bounds = this::readSessionBounds;
+        this.session = new OwnerSession(settings, "lh-r2dbc-" + IDS.incrementAndGet(), emulate == null ? null
+                : (id, reporter) -> emulate.make(settings, id, reporter, bounds));
+        this.emulation = session.emulation();
         this.ends = new R2dbcEnds(this);
         this.begin = new DeferredBegin(proxy, this::serverInTransaction);
-        Events.installProcessWideOnce();
-        this.tally = Events.counters().openTally();
     }
 
     /** Makes emulate's part of a connection once its factory's holder is placed. */
@@ -126,10 +116,10 @@ final class R2dbcGuard {
      * what such a statement needs (the application's BEGIN sent first, a fenced commit) is known only then.
      */
     Statement createStatement(String sql) {
-        if (off) {
+        if (session.off()) {
             return proxy.createStatement(sql);
         }
-        tally.seen();
+        session.statementSeen();
         boolean flagged = sql == null || SqlScanner.mightMatter(sql);
         if (!flagged && emulation == null && !gate.pending()) {
             return proxy.createStatement(sql);
@@ -149,13 +139,6 @@ final class R2dbcGuard {
      */
     boolean watching() {
         return emulation != null && (emulation.transactionPending() || emulation.ownerHolds());
-    }
-
-    LockCallRecorder recorder() {
-        if (recorder == null) {
-            recorder = new LockCallRecorder(settings, id, reporter, calls);
-        }
-        return recorder;
     }
 
     /**
@@ -209,12 +192,7 @@ final class R2dbcGuard {
             Situation.TransactionStatus status = !inTransaction() ? Situation.TransactionStatus.IDLE
                     : !begin.pending() && serverTransactionFailed() ? Situation.TransactionStatus.FAILED
                     : Situation.TransactionStatus.OPEN;
-            boolean autoCommit = !inTransaction();
-            if (emulation == null) {
-                return new Situation(status, autoCommit, pooled);
-            }
-            // the emulation's venue and owner, as the JDBC guard's (volatile reads: this may run on an event loop)
-            return new Situation(status, autoCommit, pooled, true, emulation.venue(), emulation.ownerBusy());
+            return session.situation(status, !inTransaction(), pooled);
         });
     }
 
@@ -236,7 +214,7 @@ final class R2dbcGuard {
                 transactionPooling = false;
                 return Mono.just(false);
             default:
-                return PoolerProbe.behindPooler(raw, id).doOnNext(p -> transactionPooling = p);
+                return PoolerProbe.behindPooler(raw, session.id()).doOnNext(p -> transactionPooling = p);
         }
     }
 
@@ -291,42 +269,31 @@ final class R2dbcGuard {
         DollarText dollars = null;
         if (emulation != null) {
             dollars = DollarText.of(sql);
-            shape = TextAnalysis.of(dollars.jdbcText).shape();
-            String why = Emulation.whyNot(shape);
-            if (why != null && shape.isSupported()) {
-                shape = shape.refusedBecause(why);
-            }
+            shape = OwnerSession.withoutConnection(TextAnalysis.of(dollars.jdbcText).shape());
         }
         LockPolicy.Form form = st.hasBindings() || (shape != null && shape.parameterCount() > 0)
                 ? LockPolicy.Form.PREPARED : LockPolicy.Form.TEXT;
-        Plan p = LockPolicy.plan(scan, shape, form, false, where, settings);
-        switch (p.action()) {
-            case REJECT:
-                return Flux.error(R2dbcErrors.of(recorder().reject(sql, scan)));
-            case REFUSE:
-                return Flux.error(R2dbcErrors.of(recorder().refuse(p.refusal(), sql)));
-            case SPLIT:
-                return Flux.error(R2dbcErrors.of(recorder().refuse("several statements with advisory calls in one R2DBC statement"
-                        + " (send them one statement at a time)", sql)));
-            case EMULATE:
-                return emulated(st, shape, dollars, where);
-            case ON_SERVER:
-                if (emulation != null) {
-                    emulation.ranOnServer(where.statementRunsInTransaction());
-                }
-                return plain(st, sql, where);
-            case REWRITE:
-                String rewritten = SqlRewriter.toTransactionScoped(sql, scan,
-                        scan.callsInTransaction(where.statementRunsInTransaction()));
-                recorder().announceRewrite(sql, scan, rewritten);
-                return p.wrapped() ? ends.wrapped(st, rewritten) : plain(st, rewritten, where);
-            case RECORD:
-                recorder().record(scan, sql, where, LockPolicy.rewrites(settings),
-                        LockPolicy.emulates(settings) && emulation == null, st.callSite);
-                return p.wrapped() ? ends.wrapped(st, sql) : plain(st, sql, where);
-            default:
-                return p.wrapped() ? ends.wrapped(st, sql) : plain(st, sql, where);
+        Plan p;
+        String sent = sql;
+        try {
+            p = session.plan(sql, scan, shape, form, false, where);
+            switch (p.action()) {
+                case SPLIT:
+                    throw session.refuse("several statements with advisory calls in one R2DBC statement"
+                            + " (send them one statement at a time)", sql);
+                case EMULATE:
+                    return emulated(st, shape, dollars, where);
+                case REWRITE:
+                    sent = session.rewritten(sql, scan, where.statementRunsInTransaction());
+                    break;
+                default:
+                    break;
+            }
+            session.beforeSend(p, sql, sent == sql ? scan : SqlScanner.scan(sent), where, st.callSite);
+        } catch (SQLException e) {
+            return Flux.error(R2dbcErrors.of(e));
         }
+        return p.wrapped() && p.action() != Plan.Action.ON_SERVER ? ends.wrapped(st, sent) : plain(st, sent, where);
     }
 
     /**
@@ -342,7 +309,7 @@ final class R2dbcGuard {
         boolean inTransaction = where.statementRunsInTransaction();
         Flux<Result> run = null;
         if (emulation != null && sql != null) {
-            switch (LockPolicy.ownerStep(LockPolicy.OwnerText.of(sql, scan), inTransaction, emulation.ownerHolds())) {
+            switch (session.ownerStep(LockPolicy.OwnerText.of(sql, scan), inTransaction)) {
                 case LETS_GO_AFTER:
                     return plain(st, sql, where).concatWith(Blocking.run(emulation::discardedAll).then(Mono.empty()));
                 case FENCED:
@@ -430,6 +397,6 @@ final class R2dbcGuard {
     }
 
     void closed() {
-        Events.counters().closeTally(tally);
+        session.closed();
     }
 }

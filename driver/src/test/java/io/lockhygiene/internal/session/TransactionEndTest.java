@@ -1,4 +1,4 @@
-package io.lockhygiene.internal.guard;
+package io.lockhygiene.internal.session;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

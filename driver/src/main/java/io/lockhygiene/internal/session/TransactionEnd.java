@@ -1,4 +1,4 @@
-package io.lockhygiene.internal.guard;
+package io.lockhygiene.internal.session;
 
 import java.sql.SQLException;
 

@@ -1,0 +1,236 @@
+package io.lockhygiene.internal.session;
+
+import java.sql.SQLException;
+
+import io.lockhygiene.internal.emulate.Emulation;
+import io.lockhygiene.internal.events.Events.Counters.StatementTally;
+import io.lockhygiene.internal.events.Events;
+import io.lockhygiene.internal.leak.LeakReporter;
+import io.lockhygiene.internal.leak.RecentCalls;
+import io.lockhygiene.internal.policy.LockPolicy.Situation;
+import io.lockhygiene.internal.policy.LockPolicy;
+import io.lockhygiene.internal.policy.Plan;
+import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.sql.SqlRewriter;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
+import io.lockhygiene.settings.Settings;
+
+/**
+ * One application connection as LockHygiene's core sees it, whichever front end it came through (JDBC's driver,
+ * DataSource wrapper and agent, or R2DBC): its id, settings, leak reporter, the advisory calls seen since the last
+ * leak check, emulate's part (its {@link Emulation}), and every decision about one execution that does not depend
+ * on how statements are sent:
+ *
+ * <ol>
+ *   <li>where the connection stands ({@link #situation}), from the transaction status the server reported;</li>
+ *   <li>the text's plan ({@link #plan}, {@link #inBatch}): rejected (strict), or decided by the one table;</li>
+ *   <li>what a rewrite sends, announced ({@link #rewritten});</li>
+ *   <li>what the plan asks of the core before anything is sent ({@link #beforeSend}): refused (emulate),
+ *       recorded for the leak check (detect, rewrite), noted as run on the application's server (emulate);</li>
+ *   <li>what an owner's statement without advisory calls needs ({@link #ownerStep}),
+ *       and a chained end followed in the lock table ({@link #followChain}).</li>
+ * </ol>
+ *
+ * <p>It never sends a statement (no port, no completion stage): each front end carries out what it is told in
+ * its own way, JDBC at once on the caller's thread, R2DBC as a chain on the event loop, so the blocking front end
+ * pays nothing for the reactive one. A third front end (Vert.x's {@code SqlClient}) makes one per connection
+ * and does the same; see docs/architecture.md.
+ *
+ * <p>One operation at a time, as a JDBC or R2DBC connection is used.
+ */
+public final class OwnerSession {
+    private final Settings settings;
+    private final String id;
+    private final boolean off;
+    private final LeakReporter reporter;
+    /** Calls seen since the last leak check, for attribution; non-empty means "touched advisory locks". */
+    private final RecentCalls calls = new RecentCalls();
+    /** emulate's part: JDBC's is never null (inert unless emulate has a holder); R2DBC's is null unless it has. */
+    private final Emulation emulation;
+    private final StatementTally tally;
+    /** Made at the first advisory call (a connection that never sends one loads neither it nor its rate limiter). */
+    private LockCallRecorder recorder;
+
+    /** Makes emulate's part of a connection, with the session's id and reporter; may answer null (no emulation). */
+    @FunctionalInterface
+    public interface EmulationFactory {
+        Emulation make(String id, LeakReporter reporter);
+    }
+
+    public OwnerSession(Settings settings, String id, EmulationFactory emulation) {
+        this.settings = settings;
+        this.id = id;
+        this.off = LockPolicy.off(settings);
+        this.reporter = new LeakReporter(id, settings);
+        this.emulation = emulation == null ? null : emulation.make(id, reporter);
+        Events.installProcessWideOnce();
+        this.tally = Events.counters().openTally();
+    }
+
+    public Settings settings() {
+        return settings;
+    }
+
+    public String id() {
+        return id;
+    }
+
+    /** lockhygiene.mode=off: every statement goes to the driver untouched. */
+    public boolean off() {
+        return off;
+    }
+
+    public LeakReporter reporter() {
+        return reporter;
+    }
+
+    public RecentCalls calls() {
+        return calls;
+    }
+
+    /** emulate's part, or null (R2DBC without emulate); see the field. */
+    public Emulation emulation() {
+        return emulation;
+    }
+
+    /** emulate with a holder: the lock table decides this connection's calls. */
+    public boolean emulates() {
+        return emulation != null && emulation.on();
+    }
+
+    /** Counts one statement of the connection (the hot path: a plain counter of this connection's). */
+    public void statementSeen() {
+        tally.seen();
+    }
+
+    /** The connection is closed: its statements counted into the process's. */
+    public void closed() {
+        Events.counters().closeTally(tally);
+    }
+
+    public LockCallRecorder recorder() {
+        if (recorder == null) {
+            recorder = new LockCallRecorder(settings, id, reporter, calls);
+        }
+        return recorder;
+    }
+
+    /**
+     * Where the connection stands now, for the decision table: the transaction status the server reported, the
+     * autocommit the application asked for, whether a transaction pooler is in between, and under emulate where
+     * the open transaction's calls run and whether the owner is busy (volatile reads: R2DBC asks on an event loop).
+     */
+    public Situation situation(Situation.TransactionStatus status, boolean autoCommit, boolean pooling) {
+        if (!emulates()) {
+            return new Situation(status, autoCommit, pooling);
+        }
+        return new Situation(status, autoCommit, pooling, true, emulation.venue(), emulation.ownerBusy());
+    }
+
+    /**
+     * For a front end without a JDBC connection (R2DBC): the shape emulate decides a text's calls with, refused
+     * where only the application's own server could decide it ({@link Emulation#whyNot}).
+     */
+    public static LockShape withoutConnection(LockShape shape) {
+        String why = Emulation.whyNot(shape);
+        return why != null && shape.isSupported() ? shape.refusedBecause(why) : shape;
+    }
+
+    /**
+     * One execution's plan from the decision table; strict's rejection thrown here, before anything is sent.
+     *
+     * @param sql the application's text (for the rejection's words)
+     */
+    public Plan plan(String sql, ScanResult scan, LockShape shape, LockPolicy.Form form, boolean sampled,
+                     Situation where) throws SQLException {
+        Plan p = LockPolicy.plan(scan, shape, form, sampled, where, settings);
+        if (p.action() == Plan.Action.REJECT) {
+            throw recorder().reject(sql, scan);
+        }
+        return p;
+    }
+
+    /** One text of a batch: its plan from the decision table (a batch's texts are never split or emulated). */
+    public Plan inBatch(String sql, ScanResult scan, LockShape shape, Situation where) throws SQLException {
+        Plan p = LockPolicy.inBatch(scan, shape, where, settings);
+        if (p.action() == Plan.Action.REJECT) {
+            throw recorder().reject(sql, scan);
+        }
+        return p;
+    }
+
+    /**
+     * rewrite: the text with its session-level calls made transaction-scoped (those that run inside a transaction
+     * block: {@code inTransaction}), announced (a log line, rate-limited, and an event).
+     */
+    public String rewritten(String sql, ScanResult scan, boolean inTransaction) {
+        String rewritten = SqlRewriter.toTransactionScoped(sql, scan, scan.callsInTransaction(inTransaction));
+        recorder().announceRewrite(sql, scan, rewritten);
+        return rewritten;
+    }
+
+    /**
+     * What a plan asks of the core before its text is sent, the same for every front end: emulate's refusal
+     * (thrown, worded and published once); the session-level calls of what is sent recorded for the leak check
+     * (not in a failed transaction: the server runs nothing there); a statement emulate leaves to the application's
+     * own server noted, so the open transaction's calls keep running there.
+     *
+     * @param original the application's text
+     * @param sentScan the scan of what is sent (a rewrite's, or the application's)
+     * @param callSite where the application sent it, captured by a front end that does not run on its stack; null
+     *                 to capture it here
+     */
+    public void beforeSend(Plan p, String original, ScanResult sentScan, Situation where, Throwable callSite)
+            throws SQLException {
+        switch (p.action()) {
+            case REFUSE:
+                throw recorder().refuse(p.refusal(), original);
+            case RECORD:
+            case REWRITE:
+                if (where.status() != Situation.TransactionStatus.FAILED && sentScan.hasSessionLevelCall()) {
+                    recorder().record(sentScan, original, where, LockPolicy.rewrites(settings),
+                            LockPolicy.emulates(settings) && !emulates(), callSite);
+                }
+                return;
+            case ON_SERVER:
+                emulation.ranOnServer(where.statementRunsInTransaction());
+                return;
+            default:
+                return;
+        }
+    }
+
+    /** emulate refuses a statement for {@code why} (worded, published, 0A000). */
+    public SQLException refuse(String why, String sql) {
+        return recorder().refuse(why, sql);
+    }
+
+    /**
+     * What an owner's statement without advisory calls needs ({@link LockPolicy#ownerStep}); AS_IS when emulate
+     * keeps nothing for this connection's owner.
+     */
+    public LockPolicy.OwnerStep ownerStep(LockPolicy.OwnerText text, boolean inTransaction) {
+        if (!emulates()) {
+            return LockPolicy.OwnerStep.AS_IS;
+        }
+        return LockPolicy.ownerStep(text, inTransaction, emulation.ownerHolds());
+    }
+
+    /**
+     * True while this connection's owner holds emulated locks (a volatile read when none does): its commits are
+     * fenced, its batches too ({@link LockPolicy#fencesBatch}).
+     */
+    public boolean ownerHolds() {
+        return emulates() && emulation.ownerHolds();
+    }
+
+    /**
+     * A text that ran inside a transaction and chained it (COMMIT or ROLLBACK AND CHAIN before its last statement):
+     * that transaction ended there, so its transaction-level locks in the lock table go, as on PostgreSQL.
+     */
+    public void followChain(ScanResult scan) {
+        if (scan != null && scan.chainsTransaction() && emulates()) {
+            emulation.transactionEnded();
+        }
+    }
+}

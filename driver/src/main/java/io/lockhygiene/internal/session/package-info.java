@@ -1,0 +1,7 @@
+/**
+ * The per-connection core every front end shares (JDBC's driver, DataSource wrapper and agent; R2DBC): one
+ * {@link io.lockhygiene.internal.session.OwnerSession} per application connection keeps its identity, settings,
+ * leak reporter, recent calls and emulation, and decides everything about one execution that does not depend on
+ * how statements are sent. It never sends: each front end carries out what it decides, in its own way.
+ */
+package io.lockhygiene.internal.session;
