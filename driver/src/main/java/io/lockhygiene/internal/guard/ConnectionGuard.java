@@ -86,8 +86,7 @@ public final class ConnectionGuard {
         ModeLine.sayOnce(settings, "JDBC");
         this.raw = raw;
         boolean threadOwners = route != null && route.threadOwners();
-        this.session = new OwnerSession(settings, "lh-" + IDS.incrementAndGet(),
-                (id, reporter) -> new Emulation(raw, settings, id, reporter, placed.holder, threadOwners));
+        this.session = new OwnerSession(settings, "lh-" + IDS.incrementAndGet(), raw, placed.holder, threadOwners);
         this.settings = settings;
         this.off = session.off();
         this.alwaysCheck = LockPolicy.checksEveryTransaction(settings);

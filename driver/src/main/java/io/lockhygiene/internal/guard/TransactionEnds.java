@@ -16,7 +16,6 @@ import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.internal.leak.ReportLog;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
-import io.lockhygiene.internal.policy.LeakCheckSample;
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.session.OwnerSession;
@@ -32,6 +31,7 @@ import io.lockhygiene.settings.Settings;
  */
 final class TransactionEnds {
     private final Connection raw;
+    private final OwnerSession session;
     private final Settings settings;
     private final String id;
     private final boolean off;
@@ -41,15 +41,14 @@ final class TransactionEnds {
     private final Emulation emulation;
     private final PoolerDetection pooler;
     private final RecentStatements recent;
-    /** Explicit transactions' ends sampled for the leak check (null when not sampling). */
-    private final LeakCheckSample endSample;
     /** The next end is the COMMIT of an autocommit statement the sample took (set by the guard's plan). */
     private boolean sampledNext;
-    /** How the check now running came to run, for its report. */
+    /** Why the check now running came to run, for its report ({@link OwnerSession#checkAtTransactionEnd}). */
     private String how = "";
 
     TransactionEnds(Connection raw, OwnerSession session, PoolerDetection pooler, RecentStatements recent) {
         this.raw = raw;
+        this.session = session;
         this.settings = session.settings();
         this.id = session.id();
         this.off = session.off();
@@ -59,7 +58,6 @@ final class TransactionEnds {
         this.emulation = session.emulation();
         this.pooler = pooler;
         this.recent = recent;
-        this.endSample = LeakCheckSample.of(settings);
     }
 
     /** The next transaction end (our wrapping's COMMIT) was taken by the sample. */
@@ -182,16 +180,8 @@ final class TransactionEnds {
         if (off) {
             return false;
         }
-        boolean tracked = !calls.isEmpty();
-        if (!sampled && !tracked && endSample != null && pooler.transactionPooling()) {
-            sampled = endSample.next(); // an explicit transaction's end nothing else makes due
-        }
-        boolean due = LockPolicy.checkDue(LockPolicy.CheckPoint.TRANSACTION_END, settings.leakCheck(), tracked,
-                pooler.transactionPooling(), sampled);
-        how = tracked ? "(checked because this transaction called session-level advisory functions)"
-                : sampled ? "(found by a sampled check: lockhygiene.leakCheckSample=" + settings.leakCheckSample() + ")"
-                : "(checked at every transaction end: lockhygiene.leakCheck=always)";
-        return due;
+        how = session.checkAtTransactionEnd(pooler.transactionPooling(), sampled);
+        return how != null;
     }
 
     /**
@@ -300,8 +290,7 @@ final class TransactionEnds {
             throw e;
         }
         emulation.transactionEnded();
-        reporter.report(held, calls, "at " + end.command() + " under transaction pooling " + how, recent);
-        calls.clear();
+        session.checkedAtTransactionEnd(held, end.command(), how, recent);
         return warnings;
     }
 
@@ -314,7 +303,7 @@ final class TransactionEnds {
             if (off || raw.isClosed()) {
                 return;
             }
-            if (!LockPolicy.checkDue(LockPolicy.CheckPoint.RETURN, settings.leakCheck(), !calls.isEmpty(), false)) {
+            if (!session.checkDueAtReturn()) {
                 // Nothing is due at a return under any pooling (a connection that met no advisory call, or
                 // leakCheck=never): returned without asking which pooling it is, a round trip for nothing.
                 // Recorded calls stay (bounded); the next check clears them.
@@ -336,8 +325,7 @@ final class TransactionEnds {
             try (Statement s = raw.createStatement()) {
                 held = LeakReporter.readHeldLocks(s, s.execute(PgLocks.atReturn(raw.getAutoCommit())));
             }
-            reporter.report(held, calls, "when the connection was returned (checked at the return)", recent);
-            calls.clear();
+            session.checkedAtReturn(held, "when the connection was returned (checked at the return)", recent);
         } catch (SQLException | RuntimeException e) {
             reporter.checkFailed("at return", e);
             calls.clear();

@@ -1,12 +1,19 @@
 package io.lockhygiene.internal.session;
 
+import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.List;
 
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.events.Events.Counters.StatementTally;
 import io.lockhygiene.internal.events.Events;
+import io.lockhygiene.internal.holder.Holder;
+import io.lockhygiene.internal.holder.SessionBounds;
+import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
+import io.lockhygiene.internal.leak.RecentCalls.RecentStatements;
 import io.lockhygiene.internal.leak.RecentCalls;
+import io.lockhygiene.internal.policy.LeakCheckSample;
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
@@ -28,7 +35,9 @@ import io.lockhygiene.settings.Settings;
  *   <li>what the plan asks of the core before anything is sent ({@link #beforeSend}): refused (emulate),
  *       recorded for the leak check (detect, rewrite), noted as run on the application's server (emulate);</li>
  *   <li>what an owner's statement without advisory calls needs ({@link #ownerStep}),
- *       and a chained end followed in the lock table ({@link #followChain}).</li>
+ *       and a chained end followed in the lock table ({@link #followChain});</li>
+ *   <li>the leak check at a transaction end and at a return: whether it is due, and why
+ *       ({@link #checkAtTransactionEnd}, {@link #checkDueAtReturn}), and what it found reported.</li>
  * </ol>
  *
  * <p>It never sends a statement (no port, no completion stage): each front end carries out what it is told in
@@ -50,19 +59,40 @@ public final class OwnerSession {
     private final StatementTally tally;
     /** Made at the first advisory call (a connection that never sends one loads neither it nor its rate limiter). */
     private LockCallRecorder recorder;
+    /** Explicit transactions' ends sampled for the leak check (null when not sampling). */
+    private final LeakCheckSample endSample;
 
-    /** Makes emulate's part of a connection, with the session's id and reporter; may answer null (no emulation). */
-    @FunctionalInterface
-    public interface EmulationFactory {
-        Emulation make(String id, LeakReporter reporter);
-    }
-
-    public OwnerSession(Settings settings, String id, EmulationFactory emulation) {
+    /**
+     * A JDBC connection's (the driver, the DataSource wrapper, the agent): its emulation works on the application's
+     * own connection {@code raw} (inert when {@code holder} is null).
+     *
+     * @param holder the holder placed for the connection's route, or null (emulate off, or no holder placed)
+     * @param threadOwners locks belong to threads, across a pool's borrows
+     */
+    public OwnerSession(Settings settings, String id, Connection raw, Holder holder, boolean threadOwners) {
         this.settings = settings;
         this.id = id;
         this.off = LockPolicy.off(settings);
         this.reporter = new LeakReporter(id, settings);
-        this.emulation = emulation == null ? null : emulation.make(id, reporter);
+        this.emulation = new Emulation(raw, settings, id, reporter, holder, threadOwners);
+        this.endSample = LeakCheckSample.of(settings);
+        Events.installProcessWideOnce();
+        this.tally = Events.counters().openTally();
+    }
+
+    /**
+     * A connection of a front end without a JDBC connection (R2DBC): no emulation when {@code holder} is null,
+     * else one that reads the session's bounds through {@code sessionBounds} and decides only what the JVM can
+     * decide alone ({@link #withoutConnection(LockShape)}).
+     */
+    public OwnerSession(Settings settings, String id, Holder holder, SessionBounds.Source sessionBounds) {
+        this.settings = settings;
+        this.id = id;
+        this.off = LockPolicy.off(settings);
+        this.reporter = new LeakReporter(id, settings);
+        this.emulation = holder == null ? null
+                : Emulation.withoutConnection(holder, settings, id, reporter, sessionBounds);
+        this.endSample = LeakCheckSample.of(settings);
         Events.installProcessWideOnce();
         this.tally = Events.counters().openTally();
     }
@@ -232,5 +262,55 @@ public final class OwnerSession {
         if (scan != null && scan.chainsTransaction() && emulates()) {
             emulation.transactionEnded();
         }
+    }
+
+    /**
+     * Whether the leak check rides in the end of the open transaction, and why, in its report's words; null when it
+     * is not due. Calls recorded in the transaction make it due under transaction pooling; otherwise the sample may
+     * take the end ({@code lockhygiene.leakCheckSample}), or {@code leakCheck=always} does.
+     *
+     * @param pooling transaction pooling, as known now (a front end that has not asked yet assumes it)
+     * @param sampled the end is the COMMIT of an autocommit statement the sample took already
+     */
+    public String checkAtTransactionEnd(boolean pooling, boolean sampled) {
+        if (off) {
+            return null;
+        }
+        boolean tracked = !calls.isEmpty();
+        if (!sampled && !tracked && endSample != null && pooling) {
+            sampled = endSample.next(); // an explicit transaction's end nothing else makes due
+        }
+        if (!LockPolicy.checkDue(LockPolicy.CheckPoint.TRANSACTION_END, settings.leakCheck(), tracked, pooling, sampled)) {
+            return null;
+        }
+        return tracked ? "(checked because this transaction called session-level advisory functions)"
+                : sampled ? "(found by a sampled check: lockhygiene.leakCheckSample=" + settings.leakCheckSample() + ")"
+                : "(checked at every transaction end: lockhygiene.leakCheck=always)";
+    }
+
+    /**
+     * The leak check that rode in a transaction end found {@code held} (released by the same text): reported with
+     * the call that took each, and the recorded calls cleared (the transaction is over).
+     *
+     * @param why {@link #checkAtTransactionEnd}'s words
+     * @param recent the connection's last statements, for a lock no recorded call explains; null when not kept
+     */
+    public void checkedAtTransactionEnd(List<HeldLock> held, String command, String why, RecentStatements recent) {
+        reporter.report(held, calls, "at " + command + " under transaction pooling " + why, recent);
+        calls.clear();
+    }
+
+    /**
+     * At a connection's return or close, with no transaction pooler in between: session locks it still holds were
+     * never unlocked, and the check is due when it called session-level functions (or {@code leakCheck=always}).
+     */
+    public boolean checkDueAtReturn() {
+        return !off && LockPolicy.checkDue(LockPolicy.CheckPoint.RETURN, settings.leakCheck(), !calls.isEmpty(), false);
+    }
+
+    /** The check at a return or close found {@code held} (released by the same text): reported, calls cleared. */
+    public void checkedAtReturn(List<HeldLock> held, String when, RecentStatements recent) {
+        reporter.report(held, calls, when, recent);
+        calls.clear();
     }
 }

@@ -160,6 +160,37 @@ class EmulateTest {
      * it): emulate cannot answer it exactly, so it refuses it before anything is sent, says why and what to
      * do, and nothing happens (no row, no lock). Plain pgjdbc behind the pooler would take a lock that leaks.
      */
+    /**
+     * A batch whose statement takes a transaction-level lock the lock table cannot follow (it also writes) runs it
+     * on the application's own server, inside the application's transaction: the transaction's later advisory calls
+     * run there too, so the same session asking for its own lock again gets PostgreSQL's answer, true (the control:
+     * direct PostgreSQL). Before the per-connection core noted a batch's call as run on the server (a single
+     * statement's always was), the later call went to the lock table, whose holder asked the server for a key the
+     * application's own backend held: false.
+     */
+    @Test
+    void aBatchsTransactionLevelCallKeepsTheTransactionsLaterCallsOnItsServer() throws Exception {
+        long k = 961_040;
+        try (Connection direct = bed.connect(Route.DIRECT); Statement s = direct.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS emulate_batch_writes (k bigint)");
+        }
+        List<String> answers = new ArrayList<>();
+        for (Connection c : List.of(bed.connect(Route.DIRECT), emulate())) {
+            try (c; Statement s = c.createStatement()) {
+                c.setAutoCommit(false);
+                s.addBatch("INSERT INTO emulate_batch_writes SELECT " + k + " WHERE pg_try_advisory_xact_lock(" + k + ")");
+                assertEquals(1, s.executeBatch()[0], "the batch's statement took the lock and wrote its row");
+                try (ResultSet rs = s.executeQuery("SELECT pg_try_advisory_xact_lock(" + k + ")")) {
+                    rs.next();
+                    answers.add(rs.getString(1));
+                }
+                c.rollback();
+            }
+            assertEquals(List.of(), bed.admin().holdersOf(k), "the transaction's lock ended with it");
+        }
+        assertEquals(List.of("t", "t"), answers, "direct PostgreSQL, then LockHygiene's emulate through the pooler");
+    }
+
     @Test
     void aLockTakenByAStatementThatAlsoWritesIsRefusedAndSaysWhy() throws Exception {
         long k = 961_030;

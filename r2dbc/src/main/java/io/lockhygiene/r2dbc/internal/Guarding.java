@@ -5,7 +5,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.policy.LockPolicy;
@@ -87,8 +86,7 @@ public final class Guarding {
         Settings mine = EndpointResolver.forConnection(settings, holder);
         ModeLine.sayOnce(mine, "R2DBC");
         Holder used = LockPolicy.emulates(mine) ? holder : null;
-        R2dbcGuard guard = new R2dbcGuard(raw, proxy, mine, used == null ? null
-                : (s, id, reporter, bounds) -> Emulation.withoutConnection(used, s, id, reporter, bounds));
+        R2dbcGuard guard = new R2dbcGuard(raw, proxy, mine, used);
         return new GuardedConnection(proxy, guard);
     }
 

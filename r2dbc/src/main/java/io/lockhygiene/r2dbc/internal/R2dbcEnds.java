@@ -35,8 +35,7 @@ final class R2dbcEnds {
 
     /** commitTransaction(): plain, or with the fence and the check when due. */
     Mono<Void> commit() {
-        return end(true, null, "at COMMIT under transaction pooling (checked because this transaction called"
-                + " session-level advisory functions)");
+        return end(true, null);
     }
 
     /**
@@ -45,8 +44,7 @@ final class R2dbcEnds {
      */
     Mono<Void> endByText(String text) {
         String command = text.trim().replaceAll(";+\\s*$", "").trim();
-        return end(TransactionControl.commits(command), command, "at " + command + " under transaction pooling"
-                + " (checked because this transaction called session-level advisory functions)");
+        return end(TransactionControl.commits(command), command);
     }
 
     /**
@@ -102,12 +100,11 @@ final class R2dbcEnds {
 
     /** rollbackTransaction(): plain, or with the check when due. */
     Mono<Void> rollback() {
-        return end(false, null, "at ROLLBACK under transaction pooling (checked because this transaction called"
-                + " session-level advisory functions)");
+        return end(false, null);
     }
 
     /** @param text the application's own end text, or null for the driver's commitTransaction()/rollbackTransaction() */
-    private Mono<Void> end(boolean commit, String text, String when) {
+    private Mono<Void> end(boolean commit, String text) {
         return Mono.defer(() -> {
             if (guard.begin.endUnsent()) {
                 return ended(); // emulate: the transaction never reached the server (see DeferredBegin)
@@ -117,8 +114,9 @@ final class R2dbcEnds {
                 return Mono.from(commit ? guard.proxy.commitTransaction() : guard.proxy.rollbackTransaction())
                         .then(ended());
             }
-            boolean check = guard.assumesPooling() && LockPolicy.checkDue(LockPolicy.CheckPoint.TRANSACTION_END,
-                    guard.settings.leakCheck(), !guard.session.calls().isEmpty(), true);
+            // the same rule as JDBC's: recorded calls, the sample of explicit ends, leakCheck=always
+            String why = guard.assumesPooling() ? guard.session.checkAtTransactionEnd(true, false) : null;
+            boolean check = why != null;
             String command = text != null ? text : commit ? "COMMIT" : "ROLLBACK";
             // a failed transaction's COMMIT is a rollback: nothing to fence (a fence would only fail with 25P02)
             boolean commitsOpen = commit && !guard.serverTransactionFailed();
@@ -129,11 +127,11 @@ final class R2dbcEnds {
             return decided
                     .onErrorResume(SQLException.class,
                             lost -> rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost))))
-                    .flatMap(end -> send(end, commit, text == null, when));
+                    .flatMap(end -> send(end, commit, text == null, why));
         });
     }
 
-    private Mono<Void> send(TransactionEnd end, boolean commit, boolean api, String when) {
+    private Mono<Void> send(TransactionEnd end, boolean commit, boolean api, String why) {
         if (end.plain() && api) {
             // a failed end (r2dbc-postgresql's "the database returned ROLLBACK" for a failed transaction's commit, a
             // serialization failure) ended the transaction on the server too: the table lets go of it either way
@@ -144,7 +142,7 @@ final class R2dbcEnds {
         return listing(end.text(guard.emulation))
                 .flatMap(held -> {
                     if (end.checked()) {
-                        guard.session.reporter().report(held, guard.session.calls(), when);
+                        guard.session.checkedAtTransactionEnd(held, end.command(), why, null);
                     }
                     return ended();
                 })
@@ -265,11 +263,10 @@ final class R2dbcEnds {
             Mono<Void> check = Mono.empty();
             // under transaction pooling every transaction end was checked instead; inside an open transaction
             // session locks cannot be told from transaction-level ones
-            if (!guard.session.calls().isEmpty() && !guard.inTransaction() && !guard.assumesPooling()
-                    && LockPolicy.checkDue(LockPolicy.CheckPoint.RETURN, guard.settings.leakCheck(), true, false)) {
+            if (guard.session.checkDueAtReturn() && !guard.inTransaction() && !guard.assumesPooling()) {
                 check = listing(PgLocks.atReturn(true))
-                        .doOnNext(held -> guard.session.reporter().report(held, guard.session.calls(),
-                                "when the connection was closed (checked at the close)"))
+                        .doOnNext(held -> guard.session.checkedAtReturn(held,
+                                "when the connection was closed (checked at the close)", null))
                         .then()
                         .onErrorResume(e -> {
                             guard.session.reporter().checkFailed("at close", e instanceof Exception ? (Exception) e

@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.session.OwnerSession;
 import io.lockhygiene.internal.session.TextAnalysis;
-import io.lockhygiene.internal.leak.LeakReporter;
+import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
@@ -63,22 +63,15 @@ final class R2dbcGuard {
      */
     boolean failureFollowed;
 
-    R2dbcGuard(Connection raw, Connection proxy, Settings settings, EmulationFactory emulate) {
+    /** @param holder emulate's holder for this connection, or null (no emulation) */
+    R2dbcGuard(Connection raw, Connection proxy, Settings settings, Holder holder) {
         this.raw = raw;
         this.proxy = proxy;
         this.settings = settings;
-        SessionBounds.Source bounds = this::readSessionBounds;
-        this.session = new OwnerSession(settings, "lh-r2dbc-" + IDS.incrementAndGet(), emulate == null ? null
-                : (id, reporter) -> emulate.make(settings, id, reporter, bounds));
+        this.session = new OwnerSession(settings, "lh-r2dbc-" + IDS.incrementAndGet(), holder, this::readSessionBounds);
         this.emulation = session.emulation();
         this.ends = new R2dbcEnds(this);
         this.begin = new DeferredBegin(proxy, this::serverInTransaction);
-    }
-
-    /** Makes emulate's part of a connection once its factory's holder is placed. */
-    @FunctionalInterface
-    interface EmulationFactory {
-        Emulation make(Settings settings, String id, LeakReporter reporter, SessionBounds.Source sessionBounds);
     }
 
     /**

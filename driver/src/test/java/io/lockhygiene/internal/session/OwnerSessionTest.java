@@ -1,0 +1,123 @@
+package io.lockhygiene.internal.session;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.SQLException;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import io.lockhygiene.internal.leak.HeldLock;
+import io.lockhygiene.internal.policy.LockPolicy;
+import io.lockhygiene.internal.policy.LockPolicy.Situation;
+import io.lockhygiene.internal.policy.Plan;
+import io.lockhygiene.internal.sql.SqlScanner;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
+import io.lockhygiene.settings.Settings;
+
+/**
+ * The per-connection core's decisions, the same for every front end, without a server: what a plan asks before
+ * anything is sent, and when the leak check rides in a transaction end or runs at a return.
+ */
+class OwnerSessionTest {
+    private static final String LOCK = "SELECT pg_advisory_lock(42)";
+    private static final ScanResult SCAN = SqlScanner.scan(LOCK);
+    private static final Situation POOLED_AUTOCOMMIT = new Situation(Situation.TransactionStatus.IDLE, true, true);
+    private static final Situation POOLED_OPEN = new Situation(Situation.TransactionStatus.OPEN, false, true);
+    private static final Situation POOLED_FAILED = new Situation(Situation.TransactionStatus.FAILED, false, true);
+
+    private static OwnerSession session(Settings.Builder settings) {
+        return new OwnerSession(settings.build(), "lh-test", (io.lockhygiene.internal.holder.Holder) null, null);
+    }
+
+    @Test
+    void strictRejectsBeforeAnythingIsSent() {
+        OwnerSession s = session(Settings.builder().mode(Settings.Mode.STRICT));
+        SQLException e = assertThrows(SQLException.class,
+                () -> s.plan(LOCK, SCAN, null, LockPolicy.Form.TEXT, false, POOLED_AUTOCOMMIT));
+        assertTrue(e.getMessage().contains("pg_advisory_lock"), e.getMessage());
+        assertTrue(s.calls().isEmpty(), "a rejected call is not recorded: it never ran");
+    }
+
+    @Test
+    void detectRecordsTheSessionLevelCallsThatAreSent() throws SQLException {
+        OwnerSession s = session(Settings.builder().mode(Settings.Mode.DETECT));
+        Plan p = s.plan(LOCK, SCAN, null, LockPolicy.Form.TEXT, false, POOLED_OPEN);
+        assertEquals(Plan.Action.RECORD, p.action());
+        assertTrue(s.calls().isEmpty());
+        s.beforeSend(p, LOCK, SCAN, POOLED_OPEN, null);
+        assertFalse(s.calls().isEmpty(), "recorded for the leak check at the transaction's end");
+        assertEquals("(checked because this transaction called session-level advisory functions)",
+                s.checkAtTransactionEnd(true, false));
+    }
+
+    @Test
+    void nothingIsRecordedInAFailedTransaction() throws SQLException {
+        OwnerSession s = session(Settings.builder().mode(Settings.Mode.DETECT).leakCheckSample(0));
+        Plan p = s.plan(LOCK, SCAN, null, LockPolicy.Form.TEXT, false, POOLED_FAILED);
+        s.beforeSend(p, LOCK, SCAN, POOLED_FAILED, null);
+        assertTrue(s.calls().isEmpty(), "the server runs nothing in a failed transaction (25P02)");
+        assertNull(s.checkAtTransactionEnd(true, false));
+    }
+
+    @Test
+    void rewriteSendsTransactionScopedCalls() throws SQLException {
+        OwnerSession s = session(Settings.builder().mode(Settings.Mode.REWRITE));
+        Plan p = s.plan(LOCK, SCAN, null, LockPolicy.Form.TEXT, false, POOLED_OPEN);
+        assertEquals(Plan.Action.REWRITE, p.action());
+        String sent = s.rewritten(LOCK, SCAN, true);
+        assertTrue(sent.contains("pg_advisory_xact_lock(42)"), sent);
+        ScanResult sentScan = SqlScanner.scan(sent);
+        s.beforeSend(p, LOCK, sentScan, POOLED_OPEN, null);
+        assertTrue(s.calls().isEmpty(), "what is sent holds no session-level call to check for");
+    }
+
+    @Test
+    void emulatesRefusalIsWordedOnce() {
+        OwnerSession s = session(Settings.builder().mode(Settings.Mode.EMULATE));
+        SQLException e = s.refuse("a reason of the test", LOCK);
+        assertEquals("0A000", e.getSQLState());
+        assertTrue(e.getMessage().contains("a reason of the test"), e.getMessage());
+    }
+
+    @Test
+    void withoutEmulationTheOwnerStepIsAsItIs() {
+        OwnerSession s = session(Settings.builder().mode(Settings.Mode.DETECT));
+        assertFalse(s.emulates());
+        assertFalse(s.ownerHolds());
+        assertEquals(LockPolicy.OwnerStep.AS_IS, s.ownerStep(LockPolicy.OwnerText.of("COMMIT", SqlScanner.scan("COMMIT")), true));
+        Situation where = s.situation(Situation.TransactionStatus.OPEN, false, true);
+        assertFalse(where.emulating());
+    }
+
+    @Test
+    void theLeakCheckAtATransactionEnd() {
+        assertNull(session(Settings.builder().leakCheckSample(0)).checkAtTransactionEnd(true, false),
+                "nothing recorded, no sample: not due");
+        assertEquals("(found by a sampled check: lockhygiene.leakCheckSample=1.0)",
+                session(Settings.builder().leakCheckSample(1)).checkAtTransactionEnd(true, false));
+        assertNull(session(Settings.builder().leakCheckSample(1)).checkAtTransactionEnd(false, false),
+                "the sample is for ends under transaction pooling only");
+        assertEquals("(checked at every transaction end: lockhygiene.leakCheck=always)",
+                session(Settings.builder().leakCheck(Settings.LeakCheck.ALWAYS).leakCheckSample(0))
+                        .checkAtTransactionEnd(true, false));
+        assertNull(session(Settings.builder().mode(Settings.Mode.OFF).leakCheck(Settings.LeakCheck.ALWAYS))
+                .checkAtTransactionEnd(true, true), "off checks nothing");
+    }
+
+    @Test
+    void theCheckAtAReturnAndWhatItFound() throws SQLException {
+        OwnerSession s = session(Settings.builder().mode(Settings.Mode.DETECT));
+        assertFalse(s.checkDueAtReturn(), "a connection that called nothing is returned without a round trip");
+        Situation direct = new Situation(Situation.TransactionStatus.IDLE, true, false);
+        s.beforeSend(s.plan(LOCK, SCAN, null, LockPolicy.Form.TEXT, false, direct), LOCK, SCAN, direct, null);
+        assertTrue(s.checkDueAtReturn());
+        s.checkedAtReturn(List.<HeldLock>of(), "when the test returned it", null);
+        assertTrue(s.calls().isEmpty(), "a check clears the calls it looked for");
+        assertTrue(session(Settings.builder().leakCheck(Settings.LeakCheck.ALWAYS)).checkDueAtReturn());
+    }
+}
