@@ -59,9 +59,9 @@ public final class Holder implements TransactionHolds {
     Holder(HolderEndpoint endpoint) {
         this.endpoint = endpoint;
         int n = endpoint.mainSessions(); // 1 on the application's route
-        MainLink[] links = new MainLink[n];
+        HolderSession[] links = new HolderSession[n];
         for (int i = 0; i < n; i++) {
-            links[i] = new MainLink(endpoint);
+            links[i] = HolderSession.main(endpoint);
         }
         // the life's loss handling and watchdog ask this holder for its parts (never during construction)
         this.life = new HolderLife(endpoint, table, links, this);
@@ -141,8 +141,8 @@ public final class Holder implements TransactionHolds {
                 }
                 queued |= !tryLock; // a blocking request is in the key's queue now (see LockTable.request)
                 LockRequest.Result took = a.queueCheckOnly ? waits.queueCheck(owner, key, tx, level)
-                        : a.home instanceof WaitingSession
-                        ? waits.takeOn((WaitingSession) a.home, owner, key, shared, tx, level, queued)
+                        : HolderSession.isWaitingSession(a.home)
+                        ? waits.takeOn((HolderSession) a.home, owner, key, shared, tx, level, queued)
                         : mainFor(key).take(new LockRequest(owner, key, shared, tryLock, tx, level, queued, false));
                 if (took == LockRequest.Result.DECIDE_AGAIN) {
                     settleQuietly(owner); // a server lock taken and not granted is surplus now
@@ -215,9 +215,9 @@ public final class Holder implements TransactionHolds {
                     return false;
                 }
                 LockRequest.Result free;
-                if (a.queueCheckOnly || a.home instanceof WaitingSession) {
+                if (a.queueCheckOnly || HolderSession.isWaitingSession(a.home)) {
                     free = a.queueCheckOnly ? waits.queueCheck(owner, key, null, 0)
-                            : waits.takeOn((WaitingSession) a.home, owner, key, shared, null, 0, false);
+                            : waits.takeOn((HolderSession) a.home, owner, key, shared, null, 0, false);
                     if (free == LockRequest.Result.GRANTED) {
                         table.unlock(owner, key, shared);
                     }

@@ -27,7 +27,7 @@ final class HolderLife {
 
     private final HolderEndpoint endpoint;
     private final LockTable table;
-    private final MainLink[] mains;
+    private final HolderSession[] mains;
     private final ConcurrentLinkedQueue<Runnable> pendingEvents = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean starvationTold = new AtomicBoolean();
     private final AtomicBoolean roundFailureTold = new AtomicBoolean();
@@ -57,7 +57,7 @@ final class HolderLife {
     private volatile long lastUse = System.nanoTime();
     private final long lingerNanos;
 
-    HolderLife(HolderEndpoint endpoint, LockTable table, MainLink[] mains, Holder holder) {
+    HolderLife(HolderEndpoint endpoint, LockTable table, HolderSession[] mains, Holder holder) {
         this.holder = holder;
         this.endpoint = endpoint;
         this.table = table;
@@ -88,7 +88,7 @@ final class HolderLife {
         // any more finds it marked lost, so no commit slips through unfenced in between
         List<LockOwner> before = table.owners();
         mark(before, batch, caller);
-        for (MainLink main : mains) {
+        for (HolderSession main : mains) {
             main.close(); // every one: a holder that lost one session's locks is lost as a whole
         }
         if (waits() != null) {
@@ -185,7 +185,7 @@ final class HolderLife {
      * session is pinged, bounded; a failure is the loss. No lock is waited for longer than a moment.
      */
     void checkNow(LockOwner caller) {
-        for (MainLink main : mains) {
+        for (HolderSession main : mains) {
             if (!checkNow(main, caller)) {
                 break;
             }
@@ -197,7 +197,7 @@ final class HolderLife {
     }
 
     /** False when the look found the loss (or was interrupted): the other sessions need no look then. */
-    private boolean checkNow(MainLink main, LockOwner caller) {
+    private boolean checkNow(HolderSession main, LockOwner caller) {
         SessionTurn turn;
         try {
             turn = main.tryTurn(200);
@@ -243,7 +243,7 @@ final class HolderLife {
                 }
             }
             boolean holds = !table.serverHoldsNothing();
-            for (MainLink main : mains) {
+            for (HolderSession main : mains) {
                 SessionTurn turn = holds ? main.tryTurn() : null;
                 if (turn != null) {
                     try {
@@ -319,7 +319,7 @@ final class HolderLife {
     }
 
     private boolean anySessionOpen() {
-        for (MainLink main : mains) {
+        for (HolderSession main : mains) {
             if (main.isOpen()) {
                 return true;
             }
@@ -344,7 +344,7 @@ final class HolderLife {
         SessionTurn[] turns = new SessionTurn[mains.length];
         int taken = 0;
         try {
-            for (MainLink main : mains) {
+            for (HolderSession main : mains) {
                 turns[taken] = main.tryTurn();
                 if (turns[taken] == null) {
                     return false; // in use: not idle
@@ -354,7 +354,7 @@ final class HolderLife {
             if (!idle()) {
                 return false; // looked at again under every main session's turn
             }
-            for (MainLink main : mains) {
+            for (HolderSession main : mains) {
                 main.close();
             }
             if (waits() != null) {
@@ -370,7 +370,7 @@ final class HolderLife {
 
     /** Closes every session (tests, and the end of a holder nobody uses). */
     void shutdown() {
-        for (MainLink main : mains) {
+        for (HolderSession main : mains) {
             try (SessionTurn turn = main.turn()) {
                 main.close();
             }

@@ -28,7 +28,7 @@ final class MainSession {
     /** A round trip through the pooler longer than this while unpinned waited for a server: said once. */
     private static final long STARVED_NANOS = TimeUnit.SECONDS.toNanos(5);
 
-    private final MainLink link;
+    private final HolderSession link;
     private final LockTable table;
     private final HolderLife life;
     /** Dedicated endpoints only: releases of keys that live on waiting sessions go there. */
@@ -41,10 +41,10 @@ final class MainSession {
      */
     private final Predicate<LockTable.Backend> mine;
 
-    MainSession(MainLink link, LockTable table, HolderLife life, ServerQueue waits, HolderStats stats) {
+    MainSession(HolderSession link, LockTable table, HolderLife life, ServerQueue waits, HolderStats stats) {
         this.link = link;
         this.stats = stats;
-        this.mine = b -> b == link || !(b instanceof MainLink);
+        this.mine = b -> b == link || HolderSession.isWaitingSession(b);
         this.table = table;
         this.life = life;
         this.waits = waits;
@@ -202,7 +202,7 @@ final class MainSession {
             answers = link.select(list.toString(), columns);
             stats.sent(batch.size(), releases.size(), System.nanoTime() - start);
         } catch (SQLException | RuntimeException e) {
-            boolean closedByUs = e instanceof MainLink.ClosedByHolder;
+            boolean closedByUs = e instanceof HolderSession.ClosedByHolder;
             if (!nothingToLose || (!usedBefore && !closedByUs) || !HolderLife.brokenConnection(e)) {
                 throw life.lost(e, batch, caller);
             }

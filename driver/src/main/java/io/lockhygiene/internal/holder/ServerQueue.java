@@ -16,7 +16,6 @@ import io.lockhygiene.internal.locktable.LockTable;
 import io.lockhygiene.internal.locktable.ServerLock;
 import io.lockhygiene.internal.locktable.TransactionId;
 import io.lockhygiene.internal.log.Log;
-import io.lockhygiene.internal.util.OrderedLock;
 
 /**
  * A dedicated holder's waiting sessions at work: a blocking call that another process makes wait waits in
@@ -33,11 +32,11 @@ final class ServerQueue {
 
     private final WaitingSessions waiters;
     private final LockTable table;
-    private final MainLink[] mains;
+    private final HolderSession[] mains;
     private final HolderLife life;
     private final Set<QueuedOwner> active = ConcurrentHashMap.newKeySet();
 
-    ServerQueue(HolderEndpoint endpoint, LockTable table, MainLink[] mains, HolderLife life) {
+    ServerQueue(HolderEndpoint endpoint, LockTable table, HolderSession[] mains, HolderLife life) {
         this.waiters = new WaitingSessions(endpoint);
         this.table = table;
         this.mains = mains;
@@ -48,7 +47,7 @@ final class ServerQueue {
     static final class QueuedOwner {
         final LockOwner owner;
         final AdvisoryKey key;
-        final WaitingSession waiter;
+        final HolderSession waiter;
         final EmulatedWait wait;
         final Limits limits;
         final Thread thread = Thread.currentThread();
@@ -56,7 +55,7 @@ final class ServerQueue {
         volatile String cycleWith;
         long lastProbeNanos;
 
-        QueuedOwner(LockOwner owner, AdvisoryKey key, WaitingSession waiter, EmulatedWait wait, Limits limits) {
+        QueuedOwner(LockOwner owner, AdvisoryKey key, HolderSession waiter, EmulatedWait wait, Limits limits) {
             this.owner = owner;
             this.key = key;
             this.waiter = waiter;
@@ -73,10 +72,10 @@ final class ServerQueue {
      * A mode of a key whose other mode lives on a waiting session: taken on that same session (one session
      * per key, as PostgreSQL's own session would hold both), as a try.
      */
-    LockRequest.Result takeOn(WaitingSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, boolean queued)
+    LockRequest.Result takeOn(HolderSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level, boolean queued)
             throws SQLException {
         String[] row;
-        try (OrderedLock turn = w.turn()) {
+        try (SessionTurn turn = w.turn()) {
             try {
                 if (w.isClosed()) {
                     return LockRequest.Result.DECIDE_AGAIN;
@@ -104,9 +103,9 @@ final class ServerQueue {
     LockRequest.Result queueCheck(LockOwner owner, AdvisoryKey key, TransactionId tx, int level) throws SQLException {
         String[] row = null;
         for (int attempt = 0; row == null; attempt++) {
-            WaitingSession w = waiters.borrow();
+            HolderSession w = waiters.borrow();
             try {
-                try (OrderedLock turn = w.turn()) {
+                try (SessionTurn turn = w.turn()) {
                     row = w.query("SELECT (pg_catalog.pg_try_advisory_lock_shared(" + key.sqlArguments()
                             + ") AND pg_catalog.pg_advisory_unlock_shared(" + key.sqlArguments() + "))::text", 1);
                 }
@@ -157,7 +156,7 @@ final class ServerQueue {
         }
     }
 
-    private LockRequest.Result serverWaitOn(WaitingSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level,
+    private LockRequest.Result serverWaitOn(HolderSession w, LockOwner owner, AdvisoryKey key, boolean shared, TransactionId tx, int level,
                                  Limits limits, EmulatedWait wait, boolean turnOnly) throws SQLException {
         long started = System.nanoTime();
         QueuedOwner sw = new QueuedOwner(owner, key, w, wait, limits);
@@ -178,7 +177,7 @@ final class ServerQueue {
                     + (statementLeft > 0 ? "; SET statement_timeout = 0" : "");
             limits.whileWaiting(w::cancel);
             limits.remainingNanos(0); // a cancel that came before the wait could be cancelled ends it now
-            try (OrderedLock turn = w.turn()) {
+            try (SessionTurn turn = w.turn()) {
                 w.link().await(sql, 1, limits.queryTimeoutLeftSeconds());
             }
             limits.whileWaiting(null);
@@ -219,8 +218,8 @@ final class ServerQueue {
     /** Releases of server locks nobody needs that live on waiting sessions (under the main session's io). */
     void release(List<ServerLock> releases, LockOwner caller) throws SQLException {
         for (ServerLock l : releases) {
-            WaitingSession w = (WaitingSession) l.on;
-            try (OrderedLock turn = w.turn()) {
+            HolderSession w = (HolderSession) l.on;
+            try (SessionTurn turn = w.turn()) {
                 try {
                     if (!w.isClosed()) {
                         w.query("SELECT pg_catalog." + (l.shared ? "pg_advisory_unlock_shared(" : "pg_advisory_unlock(")
@@ -263,8 +262,8 @@ final class ServerQueue {
 
     /** Looks, without a round trip, at each waiting session that holds keys and is idle: a gone one is the loss. */
     void peekIdle(HolderLife owner) {
-        for (WaitingSession w : waiters.holdingKeys()) {
-            OrderedLock turn = w.tryTurn();
+        for (HolderSession w : waiters.holdingKeys()) {
+            SessionTurn turn = w.tryTurn();
             if (turn == null) {
                 continue; // in use: that use finds out itself
             }
@@ -283,7 +282,7 @@ final class ServerQueue {
 
     /** Under no lock: a statement on the main session for the watchdog; null when it is busy too long. */
     private List<String[]> probe(String sql, int columns) {
-        for (MainLink main : mains) {
+        for (HolderSession main : mains) {
             if (main.isOpen()) {
                 return probe(main, sql, columns); // any open one: it reads pg_locks, which every session sees
             }
@@ -291,7 +290,7 @@ final class ServerQueue {
         return null;
     }
 
-    private static List<String[]> probe(MainLink main, String sql, int columns) {
+    private static List<String[]> probe(HolderSession main, String sql, int columns) {
         SessionTurn turn;
         try {
             turn = main.tryTurn(200);

@@ -28,12 +28,26 @@ import io.lockhygiene.internal.util.OrderedLock;
  * of the threads ahead of it, each bounded by the holder connection's network timeout.
  */
 final class SessionTurn implements AutoCloseable {
-    private final OrderedLock lock = new OrderedLock(LockOrder.HOLDER_MAIN_SESSION);
+    private final OrderedLock lock;
     private final ConcurrentLinkedQueue<Waiter> waiting = new ConcurrentLinkedQueue<>();
     /** Releases that want a batch begun after them: numbered in order. */
     private final AtomicLong tickets = new AtomicLong();
     /** Every ticket up to this one was served by a batch that ended. */
     private volatile long served;
+
+    private SessionTurn(OrderedLock lock) {
+        this.lock = lock;
+    }
+
+    /** A main session's turn: the outermost of emulate's locks. */
+    static SessionTurn ofMainSession() {
+        return new SessionTurn(new OrderedLock(LockOrder.HOLDER_MAIN_SESSION));
+    }
+
+    /** A waiting session's turn: taken after a main session's. */
+    static SessionTurn ofWaitingSession() {
+        return new SessionTurn(new OrderedLock(LockOrder.HOLDER_WAITING_SESSION));
+    }
 
     private static final class Waiter {
         final Thread thread = Thread.currentThread();

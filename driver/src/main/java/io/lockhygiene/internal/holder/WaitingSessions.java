@@ -17,18 +17,18 @@ final class WaitingSessions {
     private final HolderEndpoint endpoint;
     /** Guards the lists only; never held across a round trip. */
     private final OrderedLock lists = new OrderedLock(LockOrder.WAITING_SESSION_LISTS);
-    private final ArrayDeque<WaitingSession> idle = new ArrayDeque<>();
-    private final List<WaitingSession> all = new ArrayList<>();
+    private final ArrayDeque<HolderSession> idle = new ArrayDeque<>();
+    private final List<HolderSession> all = new ArrayList<>();
 
     WaitingSessions(HolderEndpoint endpoint) {
         this.endpoint = endpoint;
     }
 
     /** An idle waiting connection, or a new one (opened outside every lock). */
-    WaitingSession borrow() throws SQLException {
+    HolderSession borrow() throws SQLException {
         lists.lock();
         try {
-            WaitingSession w = idle.poll();
+            HolderSession w = idle.poll();
             if (w != null && !w.isClosed()) {
                 return w;
             }
@@ -38,7 +38,7 @@ final class WaitingSessions {
         } finally {
             lists.unlock();
         }
-        WaitingSession w = new WaitingSession(endpoint.open());
+        HolderSession w = HolderSession.waiting(endpoint.open());
         lists.lock();
         try {
             all.add(w);
@@ -49,7 +49,7 @@ final class WaitingSessions {
     }
 
     /** Back from a wait or a release: idle when it holds nothing (or closed beyond a few), else it stays out. */
-    void giveBack(WaitingSession w, boolean holdsSomething) {
+    void giveBack(HolderSession w, boolean holdsSomething) {
         if (holdsSomething) {
             return;
         }
@@ -75,10 +75,10 @@ final class WaitingSessions {
     }
 
     /** The waiting sessions lent out: each holds a key, or waits for one (the watchdog looks at them). */
-    List<WaitingSession> holdingKeys() {
+    List<HolderSession> holdingKeys() {
         lists.lock();
         try {
-            List<WaitingSession> out = new ArrayList<>(all);
+            List<HolderSession> out = new ArrayList<>(all);
             out.removeAll(idle);
             return out;
         } finally {
@@ -97,7 +97,7 @@ final class WaitingSessions {
 
     /** The idle ones close (a borrow meanwhile gets one first, or opens a new one); the lent ones stay. */
     void closeIdle() {
-        List<WaitingSession> closing;
+        List<HolderSession> closing;
         lists.lock();
         try {
             closing = new ArrayList<>(idle);
@@ -106,14 +106,14 @@ final class WaitingSessions {
         } finally {
             lists.unlock();
         }
-        for (WaitingSession w : closing) {
+        for (HolderSession w : closing) {
             w.close();
         }
     }
 
     /** The holder lost its server: every waiting connection goes (their locks are gone anyway). */
     void closeAll() {
-        List<WaitingSession> closing;
+        List<HolderSession> closing;
         lists.lock();
         try {
             closing = new ArrayList<>(all);
@@ -122,7 +122,7 @@ final class WaitingSessions {
         } finally {
             lists.unlock();
         }
-        for (WaitingSession w : closing) {
+        for (HolderSession w : closing) {
             w.close();
         }
     }

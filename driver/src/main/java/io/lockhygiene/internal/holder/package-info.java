@@ -8,11 +8,12 @@
  * {@link io.lockhygiene.internal.util.LockOrder}, which says their order and is checked at run time in tests.
  * <b>None is held while a connection is opened or borrowed</b> (a connect, or a borrow from the application's
  * pool, may wait long, and a thread that keeps a pooled connection may be waiting for that very lock): the
- * holder's main session is opened by {@code MainLink.open} before its turn is taken, one opener at a time with
+ * holder's main session is opened by {@code HolderSession.open} before its turn is taken, one opener at a time with
  * the others waiting on its future; waiting sessions by {@code WaitingSessions.borrow} outside their lists;
  * placements ({@code EndpointResolver}) under no lock at all. A session's lock is private to it and taken only
- * as a turn that its taker closes ({@code try (SessionTurn turn = main.turn())}, {@code WaitingSession.turn()},
- * as pgjdbc's {@code ResourceLock}); a look that must not wait asks {@code tryTurn()}.
+ * as a turn that its taker closes ({@code try (SessionTurn turn = session.turn())}, as pgjdbc's
+ * {@code ResourceLock}); a look that must not wait asks {@code tryTurn()}. A holder has one connection type,
+ * {@code HolderSession}, in two roles (main, waiting), each role's turn a place of its own in the lock order.
  *
  * <p>No timer stands in for a missed signal: a thread waiting for a main session's turn is woken by the unlock
  * that lets it go on or by the round trip that answered it ({@code SessionTurn}), and an owner waiting for

@@ -26,7 +26,7 @@ class SessionTurnTest {
 
     @Test
     void aRequestAnotherRoundTripServedLeavesWithoutATurn() throws Exception {
-        SessionTurn turn = new SessionTurn();
+        SessionTurn turn = SessionTurn.ofMainSession();
         AtomicBoolean answered = new AtomicBoolean();
         turn.obtain(); // another thread's round trip is on the wire
         CountDownLatch asked = new CountDownLatch(1);
@@ -44,7 +44,7 @@ class SessionTurnTest {
 
     @Test
     void everyRequestStillWaitingGetsATurnInTheEnd() throws Exception {
-        SessionTurn turn = new SessionTurn();
+        SessionTurn turn = SessionTurn.ofMainSession();
         int waiters = 8;
         AtomicInteger turns = new AtomicInteger();
         AtomicInteger holders = new AtomicInteger();
@@ -74,7 +74,7 @@ class SessionTurnTest {
 
     @Test
     void aTicketIsServedByABatchBegunAfterIt() {
-        SessionTurn turn = new SessionTurn();
+        SessionTurn turn = SessionTurn.ofMainSession();
         long first = turn.ticket();
         turn.obtain();
         long serves = turn.batchBegins();
@@ -91,7 +91,7 @@ class SessionTurnTest {
 
     @Test
     void anInterruptWhileWaitingIsKeptForTheCaller() throws Exception {
-        SessionTurn turn = new SessionTurn();
+        SessionTurn turn = SessionTurn.ofMainSession();
         turn.obtain();
         CountDownLatch waiting = new CountDownLatch(1);
         Future<boolean[]> outcome = threads.submit(() -> {
@@ -112,7 +112,7 @@ class SessionTurnTest {
 
     @Test
     void aRequestALossAnsweredWakesWhileAnotherHoldsTheTurn() throws Exception {
-        SessionTurn turn = new SessionTurn();
+        SessionTurn turn = SessionTurn.ofMainSession();
         AtomicBoolean failed = new AtomicBoolean();
         turn.obtain(); // another thread's round trip is on the wire, and stays there
         CountDownLatch asked = new CountDownLatch(1);
@@ -133,7 +133,7 @@ class SessionTurnTest {
      */
     @Test
     void manyThreadsTakingTurnsAllFinishWithNoTimerToRescueThem() throws Exception {
-        SessionTurn turn = new SessionTurn();
+        SessionTurn turn = SessionTurn.ofMainSession();
         int threadsCount = 6;
         int rounds = 3_000;
         AtomicInteger turnsTaken = new AtomicInteger();

@@ -10,8 +10,19 @@ import io.lockhygiene.internal.locktable.LockTable;
 import io.lockhygiene.internal.sql.Seals;
 
 /**
- * The holder's main session: tries, releases and the watchdog's look, one round trip at a time under its
- * {@code io} lock. On a dedicated endpoint it is a plain session (autocommit) whose seal it took when it was
+ * One server session of a lock holder, in either of its two roles, used one round trip at a time under its
+ * {@code io} turn ({@link SessionTurn}), each role with its own place in the lock order:
+ *
+ * <ul>
+ *   <li>a <b>main session</b> ({@link #main}): tries, releases and the watchdog's look, every owner's requests
+ *       batched into one round trip by the thread whose turn it is;</li>
+ *   <li>a <b>waiting session</b> ({@link #waiting}): a session of its own for one blocking call that waits for
+ *       another process in PostgreSQL's queue (so queue order, refused tries and the seed's pg_locks alert are
+ *       PostgreSQL's); the key it gets stays on it until the process lets go of that key. Its turn is held by the
+ *       waiting owner for the whole wait and briefly for each release, taken after a main session's.</li>
+ * </ul>
+ *
+ * <p>A main session on a dedicated endpoint it is a plain session (autocommit) whose seal it took when it was
  * opened: its session locks need no transaction. Through the application's own route it keeps a transaction
  * open while it holds anything, which pins its one pooled server, takes a seal on that server when the pin
  * begins, and ends it ({@code pg_advisory_unlock_all(); COMMIT}) when it holds nothing, so its server goes
@@ -20,15 +31,17 @@ import io.lockhygiene.internal.sql.Seals;
  * <p>It is opened outside every lock of ours ({@link #open}): a connect, or a borrow from the application's
  * pool, may wait long, and nobody may wait for our lock meanwhile. Under {@code io} it is only used.
  */
-final class MainLink implements LockTable.Backend {
+final class HolderSession implements LockTable.Backend {
     private static final String KEEP_IDLE_TRANSACTION =
             "pg_catalog.set_config('idle_in_transaction_session_timeout', '0', true)";
 
     /**
-     * Held across the main session's round trips; the outermost of emulate's locks (see the package). Private:
-     * taken only through {@link #turn}, {@link #tryTurn} and {@link #awaitTurn}, each closed by its taker.
+     * Held across the session's round trips (a main session's: the outermost of emulate's locks, see the package).
+     * Private: taken only through {@link #turn}, {@link #tryTurn} and {@link #awaitTurn}, each closed by its taker.
      */
-    private final SessionTurn io = new SessionTurn();
+    private final SessionTurn io;
+    /** A main session: opened when needed, through its endpoint (a waiting session is open from the start). */
+    private final boolean main;
     private final HolderEndpoint endpoint;
     /** Written under io; volatile for the watchdog's and {@link #isOpen}'s look without it. */
     private volatile HolderLink link;
@@ -47,13 +60,36 @@ final class MainLink implements LockTable.Backend {
     /** The open in progress, if any: one opener at a time, the others wait for its result (no lock held). */
     private final AtomicReference<CompletableFuture<HolderLink>> opening = new AtomicReference<>();
 
-    MainLink(HolderEndpoint endpoint) {
+    private HolderSession(boolean main, HolderEndpoint endpoint, HolderLink link) {
+        this.main = main;
+        this.io = main ? SessionTurn.ofMainSession() : SessionTurn.ofWaitingSession();
         this.endpoint = endpoint;
-        this.pins = !endpoint.dedicated();
+        this.link = link;
+        this.pins = main && !endpoint.dedicated();
+    }
+
+    /** A main session of the holder on {@code endpoint}, opened at its first use ({@link #open}). */
+    static HolderSession main(HolderEndpoint endpoint) {
+        return new HolderSession(true, endpoint, null);
+    }
+
+    /** A waiting session on {@code link}, opened already: never pinned, its seal the link's own. */
+    static HolderSession waiting(HolderLink link) {
+        return new HolderSession(false, null, link);
+    }
+
+    /** True for a main session; false for a waiting session. */
+    boolean isMain() {
+        return main;
+    }
+
+    /** True when {@code backend} is a waiting session of a holder (its keys are released on it, by its turn). */
+    static boolean isWaitingSession(LockTable.Backend backend) {
+        return backend instanceof HolderSession && !((HolderSession) backend).main;
     }
 
     /**
-     * Outside every lock of ours: the link, opened now if need be. One thread opens; a thread that comes
+     * A main session, outside every lock of ours: the link, opened now if need be. One thread opens; a thread that comes
      * meanwhile waits for that open (bounded by its connect or borrow timeout) and shares its outcome.
      */
     HolderLink open() throws SQLException {
@@ -154,13 +190,16 @@ final class MainLink implements LockTable.Backend {
         return io.isLocked();
     }
 
-    /** Under io: the open link; never opens one (08003 when it is closed: the caller decides again). */
+    /**
+     * Under io: the open link; never opens one (a main session's: 08003 when it is closed, the caller decides again;
+     * a waiting session's link as it is, whose next statement fails as pgjdbc's closed connection does).
+     */
     HolderLink link() throws SQLException {
         HolderLink l = link;
         if (l == null) {
             throw new ClosedByHolder(); // closed on purpose (idle, the last user gone, a loss): nothing was lost here
         }
-        if (l.isClosed()) {
+        if (main && l.isClosed()) {
             throw new SQLException("LockHygiene: the lock holder's main connection is closed", "08003");
         }
         return l;
@@ -181,6 +220,24 @@ final class MainLink implements LockTable.Backend {
     boolean isOpen() {
         HolderLink l = link;
         return l != null && !l.isClosed();
+    }
+
+    /** Closed, by us or found broken (a main session not opened yet counts as closed). */
+    boolean isClosed() {
+        return !isOpen();
+    }
+
+    /** Cancels the statement running on it now (a deadlock, a cancel, an interrupt); any thread. */
+    void cancel() {
+        HolderLink l = link;
+        if (l != null) {
+            l.cancel();
+        }
+    }
+
+    /** Under io: one statement that does not wait for a lock. */
+    String[] query(String sql, int columns) throws SQLException {
+        return link().query(sql, columns);
     }
 
     /** True when the link was opened and is closed now without our closing it (pgjdbc found it broken). */
@@ -271,12 +328,17 @@ final class MainLink implements LockTable.Backend {
         pinSeal = 0;
     }
 
-    /** Under io (or at a loss): closes it; its backend's locks go with it. */
+    /**
+     * Under io (or at a loss): closes it; its backend's locks go with it. A main session forgets its link (the next
+     * use opens a fresh one); a waiting session keeps it, closed, until the holder drops the session.
+     */
     void close() {
         HolderLink l = link;
-        link = null;
-        pinned = false;
-        pinSeal = 0;
+        if (main) {
+            link = null;
+            pinned = false;
+            pinSeal = 0;
+        }
         if (l != null) {
             l.close();
         }
@@ -301,6 +363,7 @@ final class MainLink implements LockTable.Backend {
 
     @Override
     public String toString() {
-        return "the main connection of the lock holder (" + endpoint + ")";
+        return main ? "the main connection of the lock holder (" + endpoint + ")"
+                : "waiting connection of the lock holder (backend " + backendPid() + ")";
     }
 }
