@@ -26,7 +26,7 @@ module io.lockhygiene {
     exports io.lockhygiene.internal.jdbc to io.lockhygiene.agent;
     exports io.lockhygiene.internal.placement to io.lockhygiene.agent, io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.policy to io.lockhygiene.agent, io.lockhygiene.cli, io.lockhygiene.r2dbc;
-    exports io.lockhygiene.internal.events to io.lockhygiene.agent, io.lockhygiene.spring, io.lockhygiene.r2dbc;
+    exports io.lockhygiene.internal.events to io.lockhygiene.agent, io.lockhygiene.spring;
     exports io.lockhygiene.internal.log to io.lockhygiene.agent, io.lockhygiene.cli, io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.settings to io.lockhygiene.agent, io.lockhygiene.cli, io.lockhygiene.r2dbc;
     exports io.lockhygiene.internal.sql to io.lockhygiene.cli, io.lockhygiene.r2dbc;

@@ -101,6 +101,39 @@ class R2dbcModesTest {
         bed.admin().terminateHoldersOf(k);
     }
 
+    /**
+     * The application ends its transaction with a statement text (COMMIT, END, ROLLBACK, ABORT) instead of
+     * commitTransaction(): the leak check rides in that end's round trip, as JDBC's does for such a text. The
+     * control, plain r2dbc-postgresql, leaves the lock on the pooled server (and so did LockHygiene's R2DBC front
+     * end before, which sent the text as it was).
+     */
+    @ParameterizedTest
+    @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
+    void detectReleasesAtATransactionEndSentAsText(Route route) throws Exception {
+        long k = key(1_991_008, route);
+        try (EventRecorder events = EventRecorder.mentioning(Long.toString(k))) {
+            Connection c = open(guarded(bed, route, "lockhygiene.mode=detect"));
+            for (String end : List.of("COMMIT", "  end;", "rollback", "ABORT")) {
+                run(c, "BEGIN");
+                assertEquals("true", one(c, "select pg_try_advisory_lock($1)", k));
+                assertEquals(1, bed.admin().holdersOf(k).size(), "held while the transaction is open");
+                run(c, end);
+                assertEquals(List.of(), bed.admin().holdersOf(k), "released in the round trip of " + end.trim());
+                assertTrue(c.isAutoCommit(), "the transaction ended");
+            }
+            assertEquals("1", one(c, "select 1::text"), "the connection goes on");
+            close(c);
+            assertEquals(4, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
+        }
+        Connection p = open(plain(bed, route));
+        run(p, "BEGIN");
+        one(p, "select pg_try_advisory_lock($1)", k);
+        run(p, "COMMIT");
+        close(p);
+        assertEquals(1, bed.admin().holdersOf(k).size(), "control: left on the pooled server");
+        bed.admin().terminateHoldersOf(k);
+    }
+
     @ParameterizedTest
     @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
     void rewriteMakesTheLockEndWithTheTransaction(Route route) throws Exception {
@@ -169,9 +202,16 @@ class R2dbcModesTest {
     @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
     void workersLeaveNothingUnderDetect(Route route) throws Exception {
         long k = key(1_991_006, route);
-        ReactiveWorkers.Outcome plain = ReactiveWorkers.tryLockJobUnlock(plain(bed, route), k, 6, 8);
-        int leftByPlain = bed.admin().holdersOf(k).size();
-        bed.admin().terminateHoldersOf(k);
+        // the control's bug depends on how the pooler spreads the workers over its servers: up to three runs show it
+        // (one run in a few dozen happened to keep every worker on one server, which behaves as a direct connection)
+        ReactiveWorkers.Outcome plain = null;
+        int leftByPlain = 0;
+        for (int run = 0; run < 3 && leftByPlain + (plain == null ? 0 : plain.failedUnlocks()) == 0; run++) {
+            plain = ReactiveWorkers.tryLockJobUnlock(plain(bed, route), k, 6, 8);
+            assertEquals(6, plain.workersDone(), "every plain worker ran");
+            leftByPlain = bed.admin().holdersOf(k).size();
+            bed.admin().terminateHoldersOf(k);
+        }
         ReactiveWorkers.Outcome detect;
         try (EventRecorder events = EventRecorder.mentioning(Long.toString(k))) {
             detect = ReactiveWorkers.tryLockJobUnlock(guarded(bed, route, "lockhygiene.mode=detect"), k, 6, 8);
@@ -179,7 +219,6 @@ class R2dbcModesTest {
         }
         System.out.println("[r2dbc workers, " + route.label() + "] plain: " + plain + ", locks left " + leftByPlain
                 + "; detect: " + detect + ", locks left " + bed.admin().holdersOf(k).size());
-        assertEquals(6, plain.workersDone(), "every plain worker ran");
         assertEquals(6, detect.workersDone(), "every detect worker ran");
         assertTrue(leftByPlain + plain.failedUnlocks() > 0, "control: the bug shows");
         assertTrue(detect.jobs() > 0, "detect workers ran jobs");

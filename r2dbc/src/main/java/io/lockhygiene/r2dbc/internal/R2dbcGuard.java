@@ -114,7 +114,7 @@ final class R2dbcGuard {
         }
         session.statementSeen();
         boolean flagged = sql == null || SqlScanner.mightMatter(sql);
-        if (!flagged && emulation == null && !gate.pending()) {
+        if (!flagged && emulation == null && !gate.pending() && !mayEndTransaction(sql)) {
             return proxy.createStatement(sql);
         }
         return new GuardedStatement(this, sql, flagged);
@@ -122,7 +122,37 @@ final class R2dbcGuard {
 
     /** At execution, an unflagged statement needs nothing of ours (emulate: nothing held, nothing pending). */
     private boolean passes(GuardedStatement st) {
-        return !st.flagged && !gate.pending() && !begin.pending() && !watching();
+        return !st.flagged && !gate.pending() && !begin.pending() && !watching() && !endsCheckedTransaction(st.sql);
+    }
+
+    /**
+     * The text starts with a transaction end's word (COMMIT, END, ROLLBACK, ABORT; a look at its first word, no
+     * scan): it may be the application's end of a transaction whose leak check is due, which must carry the check.
+     */
+    static boolean mayEndTransaction(String sql) {
+        int i = 0;
+        int n = sql.length();
+        while (i < n && Character.isWhitespace(sql.charAt(i))) {
+            i++;
+        }
+        return startsWord(sql, i, "commit") || startsWord(sql, i, "end") || startsWord(sql, i, "rollback")
+                || startsWord(sql, i, "abort");
+    }
+
+    private static boolean startsWord(String sql, int at, String word) {
+        int end = at + word.length();
+        return sql.regionMatches(true, at, word, 0, word.length())
+                && (end == sql.length() || !Character.isJavaIdentifierPart(sql.charAt(end)));
+    }
+
+    /**
+     * An application's transaction end sent as a statement text, in a transaction whose leak check is due under
+     * transaction pooling (it called session-level functions, or leakCheck=always; JDBC's rule: every statement is
+     * looked at while a check is due): it goes as commitTransaction() does, with the check in its round trip.
+     */
+    private boolean endsCheckedTransaction(String sql) {
+        return sql != null && (!session.calls().isEmpty() || LockPolicy.checksEveryTransaction(settings))
+                && inTransaction() && assumesPooling() && mayEndTransaction(sql);
     }
 
     /**
@@ -301,6 +331,12 @@ final class R2dbcGuard {
         String sql = st.sql;
         boolean inTransaction = where.statementRunsInTransaction();
         Flux<Result> run = null;
+        if (emulation == null && inTransaction && where.transactionPooling() && sql != null
+                && soleTransactionEnd(scan, sql)) {
+            // the application's end as text, in a transaction whose leak check may be due: the check (when it is:
+            // recorded calls, the sample, leakCheck=always) in the end's own round trip, as commitTransaction()'s
+            return ends.endByText(sql).thenMany(Flux.just(LocalResult.none()));
+        }
         if (emulation != null && sql != null) {
             switch (session.ownerStep(LockPolicy.OwnerText.of(sql, scan), inTransaction)) {
                 case LETS_GO_AFTER:
