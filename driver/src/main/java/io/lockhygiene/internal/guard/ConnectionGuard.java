@@ -12,7 +12,6 @@ import io.lockhygiene.internal.guard.PlanRun.Executed;
 import io.lockhygiene.internal.session.OwnerSession;
 import io.lockhygiene.internal.session.TextAnalysis;
 import io.lockhygiene.internal.leak.RecentCalls.RecentStatements;
-import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.placement.EndpointResolver;
@@ -51,8 +50,6 @@ public final class ConnectionGuard {
     private final Settings settings;
     private final boolean off;
     private final boolean alwaysCheck;
-    /** The session's: calls seen since the last leak check; non-empty means "touched advisory locks". */
-    private final RecentCalls calls;
     private final PoolerDetection pooler;
     private final TransactionEnds ends;
     /** The session's emulation: emulate's part of this connection (inert in other modes). */
@@ -90,7 +87,6 @@ public final class ConnectionGuard {
         this.settings = settings;
         this.off = session.off();
         this.alwaysCheck = LockPolicy.checksEveryTransaction(settings);
-        this.calls = session.calls();
         this.emulation = session.emulation();
         this.pooler = new PoolerDetection(raw, settings, session.id(), emulation.threadOwners());
         this.ends = new TransactionEnds(raw, session, pooler, recent);
@@ -176,9 +172,10 @@ public final class ConnectionGuard {
         if (off) {
             return false;
         }
-        if (!calls.isEmpty() || emulation.transactionPending()) {
-            return pooler.assumesPooling();
+        if (session.watchesEveryStatement(pooler.assumesPooling())) {
+            return true; // the core's rule, every front end's
         }
+        // leakCheck=always: every autocommit statement is its own transaction to check; none is known unpooled
         return alwaysCheck && raw.getAutoCommit() && pooler.transactionPooling();
     }
 

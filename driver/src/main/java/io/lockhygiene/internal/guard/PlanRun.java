@@ -95,18 +95,10 @@ public final class PlanRun {
             default:
                 R ran = call.run(app, plan.sent);
                 if (inTransaction) {
-                    followChain(plan.scan());
+                    session.followChain(plan.scan());
                 }
                 return Executed.onApp(ran);
         }
-    }
-
-    /**
-     * A text that ran inside a transaction and chained it (COMMIT or ROLLBACK AND CHAIN before its last statement):
-     * that transaction ended there, so its transaction-level locks in the lock table go, as on PostgreSQL.
-     */
-    private void followChain(ScanResult scan) {
-        session.followChain(scan);
     }
 
     /** An owner's autocommit statement with the fence in its round trip (see {@link #owning}). */
@@ -157,7 +149,7 @@ public final class PlanRun {
         if (!wrapped) {
             ends.afterExecution(where.status());
             if (where.statementRunsInTransaction()) {
-                followChain(plan.scan);
+                session.followChain(plan.scan);
             }
         }
         emulation.followSavepoints(plan.scan, plan.original);

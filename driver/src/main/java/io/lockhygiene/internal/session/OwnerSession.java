@@ -247,6 +247,17 @@ public final class OwnerSession {
     }
 
     /**
+     * Every statement of the connection must be looked at, whatever its text, while what it does matters to a leak
+     * check or to emulate's state: calls recorded for the check, or a transaction kept in the lock table, under
+     * transaction pooling (a transaction end sent as text must carry the check, or be followed in the table).
+     *
+     * @param assumesPooling transaction pooling unless known otherwise
+     */
+    public boolean watchesEveryStatement(boolean assumesPooling) {
+        return !off && assumesPooling && (!calls.isEmpty() || (emulation != null && emulation.transactionPending()));
+    }
+
+    /**
      * True while this connection's owner holds emulated locks (a volatile read when none does): its commits are
      * fenced, its batches too ({@link LockPolicy#fencesBatch}).
      */

@@ -89,6 +89,12 @@ class FencedCommitTest {
                 () -> writer.isDone() || race.committedAfter(run, snapshot) >= 10);
         stop.set(true);
         LostLockWriter.Result r = writer.get(60, TimeUnit.SECONDS);
+        int inFlight = race.inFlightAt(run, snapshot);
+        if (inFlight > 0) {
+            System.out.println("[fenced commit] " + style + ": a commit on its way when the holder's session went"
+                    + " completed (its fence ran before the session's exit: the window emulate documents)");
+        }
+        assertTrue(inFlight <= 1, "one writer has at most one transaction in flight: " + inFlight);
         return new Outcome(race.committedAfter(run, snapshot), r.committed, r.errorState == null ? null
                 : r.errorState + " " + r.errorMessage, r.errorState == null ? -1 : r.errorAtMillis - terminatedAt);
     }
@@ -193,6 +199,7 @@ class FencedCommitTest {
                     assertNotNull(snapshot, out.toString());
                     String[] f = line.split(" ", 5);
                     int after = race.committedAfter(run, snapshot);
+                    assertTrue(race.inFlightAt(run, snapshot) <= 1, "one writer, at most one transaction in flight");
                     System.out.println("[fenced commit] the agent, an unchanged writer: " + f[1] + " rows committed, "
                             + after + " after B got the key, first error " + f[2] + " "
                             + (Long.parseLong(f[3]) - terminatedAt) + " ms after the termination");

@@ -151,8 +151,9 @@ final class R2dbcGuard {
      * looked at while a check is due): it goes as commitTransaction() does, with the check in its round trip.
      */
     private boolean endsCheckedTransaction(String sql) {
-        return sql != null && (!session.calls().isEmpty() || LockPolicy.checksEveryTransaction(settings))
-                && inTransaction() && assumesPooling() && mayEndTransaction(sql);
+        boolean pooling = assumesPooling();
+        return sql != null && (session.watchesEveryStatement(pooling)
+                || (pooling && LockPolicy.checksEveryTransaction(settings))) && inTransaction() && mayEndTransaction(sql);
     }
 
     /**
