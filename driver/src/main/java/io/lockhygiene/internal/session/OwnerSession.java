@@ -70,14 +70,7 @@ public final class OwnerSession {
      * @param threadOwners locks belong to threads, across a pool's borrows
      */
     public OwnerSession(Settings settings, String id, Connection raw, Holder holder, boolean threadOwners) {
-        this.settings = settings;
-        this.id = id;
-        this.off = LockPolicy.off(settings);
-        this.reporter = new LeakReporter(id, settings);
-        this.emulation = new Emulation(raw, settings, id, reporter, holder, threadOwners);
-        this.endSample = LeakCheckSample.of(settings);
-        Events.installProcessWideOnce();
-        this.tally = Events.counters().openTally();
+        this(settings, id, true, raw, holder, threadOwners, null);
     }
 
     /**
@@ -86,12 +79,18 @@ public final class OwnerSession {
      * decide alone ({@link #withoutConnection(LockShape)}).
      */
     public OwnerSession(Settings settings, String id, Holder holder, SessionBounds.Source sessionBounds) {
+        this(settings, id, false, null, holder, false, sessionBounds);
+    }
+
+    /** The one way the fields are set; {@code jdbc}: emulation over {@code raw}, else over {@code sessionBounds}. */
+    private OwnerSession(Settings settings, String id, boolean jdbc, Connection raw, Holder holder,
+                         boolean threadOwners, SessionBounds.Source sessionBounds) {
         this.settings = settings;
         this.id = id;
         this.off = LockPolicy.off(settings);
         this.reporter = new LeakReporter(id, settings);
-        this.emulation = holder == null ? null
-                : Emulation.withoutConnection(holder, settings, id, reporter, sessionBounds);
+        this.emulation = jdbc ? new Emulation(raw, settings, id, reporter, holder, threadOwners)
+                : holder == null ? null : Emulation.withoutConnection(holder, settings, id, reporter, sessionBounds);
         this.endSample = LeakCheckSample.of(settings);
         Events.installProcessWideOnce();
         this.tally = Events.counters().openTally();

@@ -151,9 +151,12 @@ final class R2dbcGuard {
      * looked at while a check is due): it goes as commitTransaction() does, with the check in its round trip.
      */
     private boolean endsCheckedTransaction(String sql) {
+        // the first word first: the rest is asked only of a text that may end a transaction
+        if (sql == null || !mayEndTransaction(sql) || !inTransaction()) {
+            return false;
+        }
         boolean pooling = assumesPooling();
-        return sql != null && (session.watchesEveryStatement(pooling)
-                || (pooling && LockPolicy.checksEveryTransaction(settings))) && inTransaction() && mayEndTransaction(sql);
+        return session.watchesEveryStatement(pooling) || (pooling && LockPolicy.checksEveryTransaction(settings));
     }
 
     /**
@@ -336,7 +339,7 @@ final class R2dbcGuard {
                 && soleTransactionEnd(scan, sql)) {
             // the application's end as text, in a transaction whose leak check may be due: the check (when it is:
             // recorded calls, the sample, leakCheck=always) in the end's own round trip, as commitTransaction()'s
-            return ends.endByText(sql).thenMany(Flux.just(LocalResult.none()));
+            return endedByText(sql);
         }
         if (emulation != null && sql != null) {
             switch (session.ownerStep(LockPolicy.OwnerText.of(sql, scan), inTransaction)) {
@@ -348,14 +351,13 @@ final class R2dbcGuard {
                     if (soleTransactionEnd(scan, sql)) {
                         // the fence of an owner holding emulated locks (and a leak check) in the end's own round
                         // trip, and the table's transaction-level locks let go
-                        return begin.now().then(ends.endByText(sql)).thenMany(Flux.just(LocalResult.none()));
+                        return endedByText(sql);
                     }
                     // a text of several statements goes as one: the fence rides in it, before its end
                     run = ends.textEnding(st, sql, scan.finalEnd(), inTransaction);
                     if (run != null && inTransaction) {
                         // an error before the end aborted the transaction (PostgreSQL skipped the rest): followed
-                        run = run.onErrorResume(e -> followFailure().then(Mono.error(e)))
-                                .concatWith(Mono.defer(this::followFailure).then(Mono.empty()));
+                        run = followingFailure(run);
                     }
                     break;
                 default:
@@ -398,10 +400,25 @@ final class R2dbcGuard {
         if (emulation == null || !where.statementRunsInTransaction()) {
             return run;
         }
-        // an error the server reported aborts the transaction: followed when the statement's results end (and at
-        // the next statement, for an application that stopped reading them)
+        return followingFailure(run);
+    }
+
+    /**
+     * {@code run} inside a transaction: an error the server reported aborts the transaction, followed when the
+     * statement's results end (and at the next statement, for an application that stopped reading them).
+     */
+    private Flux<Result> followingFailure(Flux<Result> run) {
         return run.onErrorResume(e -> followFailure().then(Mono.error(e)))
                 .concatWith(Mono.defer(this::followFailure).then(Mono.empty()));
+    }
+
+    /**
+     * The application's transaction end sent as text, sent as commitTransaction() and rollbackTransaction() send
+     * theirs (the fence and the leak check in its round trip when due, the lock table following it); the
+     * application reads an empty result, as from the end itself.
+     */
+    private Flux<Result> endedByText(String sql) {
+        return begin.now().then(ends.endByText(sql)).thenMany(Flux.just(LocalResult.none()));
     }
 
     /** emulate: every call decided in the lock table, the answer made here, one per binding. */
