@@ -53,7 +53,9 @@ public final class HolderEndpoint {
     /** An endpoint whose pgjdbc connections {@code opener} opens; identities compare equal for one database. */
     public static HolderEndpoint of(Kind kind, String description, Object identity, Opener opener) {
         boolean dedicated = kind != Kind.APPLICATION_ROUTE;
-        return new HolderEndpoint(kind, description, identity, () -> JdbcHolderLink.of(opener.open(), dedicated), 1,
+        SealPlacement placement = new SealPlacement();
+        return new HolderEndpoint(kind, description, identity,
+                () -> JdbcHolderLink.of(opener.open(), dedicated, placement, description), 1,
                 io.lockhygiene.settings.Settings.DEFAULT_HOLDER_LINGER_MILLIS);
     }
 

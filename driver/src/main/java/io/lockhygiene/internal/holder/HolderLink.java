@@ -39,6 +39,12 @@ public interface HolderLink {
     /** The session's seal (see {@link Seals}), taken when it was opened; 0 when it takes one per pin instead. */
     int seal();
 
+    /**
+     * A fresh seal value for a session of this link's database, in the first partition of its lock table where
+     * that is known ({@link Seals#freshInFirstPartition}): what a pin's seal is taken with.
+     */
+    int newSeal();
+
     /** A bounded {@code SELECT 1}: the server is still there. */
     void ping(long timeoutMillis) throws SQLException;
 

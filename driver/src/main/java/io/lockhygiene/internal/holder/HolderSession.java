@@ -286,7 +286,7 @@ final class HolderSession implements LockTable.Backend {
     String[] select(String selectList, int columns) throws SQLException {
         HolderLink l = link();
         boolean first = pins() && !pinned;
-        int seal = first ? Seals.fresh() : 0;
+        int seal = first ? l.newSeal() : 0;
         String[] row = l.query("SELECT " + selectList + (first ? ", " + KEEP_IDLE_TRANSACTION + ", "
                 + Seals.take(seal) + "::text" : ""), first ? columns + 2 : columns);
         answered = true;
@@ -308,7 +308,7 @@ final class HolderSession implements LockTable.Backend {
         if (holdsSomething) {
             pinned = true;
             for (int attempt = 0; pinSeal == 0 && attempt < 3; attempt++) {
-                int seal = Seals.fresh(); // the first one was another session's: rare, one more round trip
+                int seal = link().newSeal(); // the first one was another session's: rare, one more round trip
                 String[] row = link().query("SELECT " + Seals.take(seal) + "::text", 1);
                 pinSeal = "true".equals(row[0]) ? seal : 0;
             }

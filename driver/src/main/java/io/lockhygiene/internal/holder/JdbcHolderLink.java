@@ -33,36 +33,54 @@ public final class JdbcHolderLink implements HolderLink {
     private final int seal;
     private volatile Statement running;
 
-    private JdbcHolderLink(Connection connection, int pid, int seal) {
+    private final SealPlacement placement;
+
+    private JdbcHolderLink(Connection connection, int pid, int seal, SealPlacement placement) {
         this.connection = connection;
         this.pid = pid;
         this.seal = seal;
+        this.placement = placement;
     }
 
     /**
      * Wraps a freshly opened connection: autocommit as given, the network timeout set, its backend pid read;
      * a dedicated session also takes its seal and its server-side liveness settings, in the same round trip.
-     * Closes it when any of that fails.
+     * The endpoint's first session also asks where seals go ({@link SealPlacement}): through a pooler in the
+     * same round trip, on a dedicated session in one before the seal's. Closes it when any of that fails.
      *
      * @param dedicated a session of its own (autocommit); otherwise a route through the application's pooler
+     * @param placement where the endpoint's seals go, learned by its first session
+     * @param endpoint what log messages name
      */
-    public static JdbcHolderLink of(Connection c, boolean dedicated) throws SQLException {
+    public static JdbcHolderLink of(Connection c, boolean dedicated, SealPlacement placement, Object endpoint)
+            throws SQLException {
         try {
             c.setAutoCommit(dedicated);
             c.setNetworkTimeout(Runnable::run, NETWORK_TIMEOUT_MILLIS);
             int pid = 0;
             int seal = 0;
             try (Statement s = c.createStatement()) {
-                for (int attempt = 0; seal == 0; attempt++) {
-                    int candidate = dedicated ? Seals.fresh() : 0;
-                    Pgjdbc.executeSimple(s, "SELECT pg_catalog.pg_backend_pid()" + (dedicated ? ", "
-                            + Seals.take(candidate) + "::text" + (attempt == 0 ? ", " + SERVER_SIDE_LIVENESS : "") : ""));
+                boolean liveness = false;
+                if (!placement.learned() || !dedicated) {
+                    boolean learn = !placement.learned();
+                    Pgjdbc.executeSimple(s, "SELECT pg_catalog.pg_backend_pid()" + (learn ? ", "
+                            + Seals.PLACEMENT_COLUMNS : "") + (dedicated ? ", " + SERVER_SIDE_LIVENESS : ""));
+                    liveness = dedicated;
                     try (ResultSet rs = s.getResultSet()) {
                         rs.next();
                         pid = rs.getInt(1);
-                        if (!dedicated) {
-                            break;
+                        if (learn) {
+                            placement.learn(rs.getString(2), rs.getString(3), endpoint);
                         }
+                    }
+                }
+                for (int attempt = 0; dedicated && seal == 0; attempt++) {
+                    int candidate = placement.fresh();
+                    Pgjdbc.executeSimple(s, "SELECT pg_catalog.pg_backend_pid(), " + Seals.take(candidate) + "::text"
+                            + (liveness || attempt > 0 ? "" : ", " + SERVER_SIDE_LIVENESS));
+                    try (ResultSet rs = s.getResultSet()) {
+                        rs.next();
+                        pid = rs.getInt(1);
                         seal = "true".equals(rs.getString(2)) ? candidate : 0; // taken by another session: again
                     }
                 }
@@ -70,7 +88,7 @@ public final class JdbcHolderLink implements HolderLink {
             if (!dedicated) {
                 c.commit(); // the pid query must not leave the server pinned behind a transaction pooler
             }
-            return new JdbcHolderLink(c, pid, seal);
+            return new JdbcHolderLink(c, pid, seal, placement);
         } catch (SQLException | RuntimeException e) {
             try {
                 c.close();
@@ -167,6 +185,11 @@ public final class JdbcHolderLink implements HolderLink {
     @Override
     public int seal() {
         return seal;
+    }
+
+    @Override
+    public int newSeal() {
+        return placement.fresh();
     }
 
     @Override

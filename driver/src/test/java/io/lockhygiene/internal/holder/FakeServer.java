@@ -296,6 +296,11 @@ final class FakeServer {
         }
 
         @Override
+        public int newSeal() {
+            return io.lockhygiene.internal.sql.Seals.fresh();
+        }
+
+        @Override
         public void peek() throws SQLException {
             if (closed) {
                 throw new SQLException("FATAL: terminating connection due to administrator command", "57P01");
