@@ -298,7 +298,17 @@ public final class Emulation {
      * autocommit, are fenced. Two volatile reads while nothing is held in the process.
      */
     public boolean ownerHolds() {
-        return table != null && table.anyoneHolds() && owner().holding();
+        if (table == null) {
+            return false;
+        }
+        if (table.anyoneHolds() && owner().holding()) {
+            return true;
+        }
+        // an owner whose loss is not told yet counts as holding: a loss marks the owners before the table forgets
+        // their locks, so a statement that asked for the loss a moment before and finds nothing held now goes the
+        // holding owner's way (fenced), where the loss is asked again (commitSeals, lossOnce) and told, never the
+        // way of an owner that holds nothing, unfenced. Asked only after some loss (one more volatile read then).
+        return table.lossSeen() && owner().lostUntold();
     }
 
     /**

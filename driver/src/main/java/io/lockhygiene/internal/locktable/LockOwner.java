@@ -94,6 +94,11 @@ public final class LockOwner {
         lost = true;
     }
 
+    /** Marked lost and not told yet ({@link #takeLost}): a volatile read. */
+    public boolean lostUntold() {
+        return lost;
+    }
+
     /** True once after the loss of the holder's server (then cleared). */
     public boolean takeLost() {
         if (!lost) {
