@@ -53,6 +53,34 @@ class R2dbcModesTest {
         bed.admin().terminateHoldersOf(k);
     }
 
+    /**
+     * The default decides a route as the driver does: a factory whose route reaches PostgreSQL directly is a session
+     * of its own, so its lock is its own backend's, as with plain r2dbc-postgresql, and no holder is used; through
+     * the transaction pooler the lock is held by the process's lock holder (the control that shows which backend
+     * holds it; before, R2DBC's default emulated on a direct route too).
+     */
+    @ParameterizedTest
+    @EnumSource(value = Route.class, names = {"DIRECT", "TRANSACTION_POOL"})
+    void theDefaultOnADirectRouteIsASessionOfItsOwnAsTheDriversIs(Route route) throws Exception {
+        long k = key(1_991_020, route);
+        Connection c = open(guarded(bed, route));
+        try {
+            assertEquals("true", one(c, "select pg_try_advisory_lock(" + k + ")"));
+            int backend = Integer.parseInt(one(c, "select pg_backend_pid()"));
+            List<Integer> holders = bed.admin().holdersOf(k);
+            assertEquals(1, holders.size(), holders.toString());
+            if (route == Route.DIRECT) {
+                assertEquals(backend, holders.get(0), "direct: the lock is the connection's own backend's");
+            } else {
+                assertTrue(holders.get(0) != backend, "through the pooler: the holder's backend holds it");
+            }
+            assertEquals("true", one(c, "select pg_advisory_unlock(" + k + ")"));
+        } finally {
+            close(c);
+        }
+        assertEquals(List.of(), bed.admin().holdersOf(k));
+    }
+
     @ParameterizedTest
     @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
     void detectReleasesAnAutocommitLockOnItsServerAndSaysWhere(Route route) throws Exception {

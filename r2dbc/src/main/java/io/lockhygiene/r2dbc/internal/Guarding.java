@@ -5,7 +5,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.settings.SettingsReader;
@@ -59,9 +58,9 @@ public final class Guarding {
         if (LockPolicy.off(settings)) {
             return proxied.create();
         }
-        Mono<Optional<Holder>> holder;
+        Mono<EndpointResolver.ForConnection> placement;
         if (site != null) {
-            holder = site.holder().map(Optional::of);
+            placement = site.placement();
         } else {
             if (LockPolicy.emulates(settings) && toldNoHolder.compareAndSet(false, true)) {
                 if (settings.modeIsDefault()) {
@@ -74,19 +73,18 @@ public final class Guarding {
                         + " r2dbc:lockhygiene:postgresql:// URL, or LockHygieneConnectionFactory.builder(...).connectsTo(...)"
                         + " (the Spring Boot starter passes spring.r2dbc.url, username and password).");
             }
-            holder = Mono.just(Optional.empty());
+            placement = Mono.fromCallable(() -> EndpointResolver.forConnection(null, settings, null));
         }
-        return holder.flatMap(h -> Mono.from(proxied.create()).map(c -> guarded(c, h.orElse(null))));
+        return placement.flatMap(p -> Mono.from(proxied.create()).map(c -> guarded(c, p)));
     }
 
-    private Connection guarded(Connection proxy, Holder holder) {
+    private Connection guarded(Connection proxy, EndpointResolver.ForConnection placement) {
         @SuppressWarnings("unchecked")
         Connection raw = proxy != null && proxy.getClass().getName().startsWith("jdk.proxy")
                 && proxy instanceof Wrapped ? ((Wrapped<Connection>) proxy).unwrap() : proxy;
-        Settings mine = EndpointResolver.forConnection(settings, holder);
+        Settings mine = EndpointResolver.forConnection(placement.settings, placement.holder);
         ModeLine.sayOnce(mine, "R2DBC");
-        Holder used = LockPolicy.emulates(mine) ? holder : null;
-        R2dbcGuard guard = new R2dbcGuard(raw, proxy, mine, used);
+        R2dbcGuard guard = new R2dbcGuard(raw, proxy, mine, LockPolicy.emulates(mine) ? placement.holder : null);
         return new GuardedConnection(proxy, guard);
     }
 

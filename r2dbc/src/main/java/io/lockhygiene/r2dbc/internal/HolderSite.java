@@ -5,7 +5,6 @@ import java.sql.SQLException;
 import java.util.Locale;
 import java.util.Properties;
 
-import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.placement.RawConnect;
 import io.lockhygiene.internal.placement.EndpointResolver;
 import io.lockhygiene.internal.placement.HolderRoute;
@@ -22,7 +21,7 @@ import reactor.core.publisher.Mono;
 final class HolderSite {
     private final Settings settings;
     private final HolderRoute route;
-    private final Mono<Holder> placed;
+    private final Mono<EndpointResolver.ForConnection> placed;
 
     private HolderSite(Settings settings, String jdbcUrl, Properties info) {
         this.settings = settings;
@@ -58,14 +57,19 @@ final class HolderSite {
         return new HolderSite(settings, url.toString(), info);
     }
 
-    /** The placed holder (placed at the first ask, on a thread that may block). */
-    Mono<Holder> holder() {
+    /**
+     * What this factory's connections run with (decided at the first ask, on a thread that may block), as the
+     * driver decides it for a JDBC connection of the same route ({@link EndpointResolver#forConnection}): under the
+     * default, a route that reaches its server directly is a session of its own (detect, no holder placed);
+     * otherwise the placed holder, or the default stepping back when it has no session of its own.
+     */
+    Mono<EndpointResolver.ForConnection> placement() {
         return placed;
     }
 
-    private Holder place() throws SQLException {
+    private EndpointResolver.ForConnection place() throws SQLException {
         try (Connection probe = route.openLikeApplication()) {
-            return EndpointResolver.resolve(route, settings, probe);
+            return EndpointResolver.forConnection(route, settings, probe);
         }
     }
 
