@@ -17,7 +17,6 @@ import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.placement.EndpointResolver;
 import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.internal.settings.ModeLine;
-import io.lockhygiene.internal.policy.LeakCheckSample;
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
@@ -62,8 +61,6 @@ public final class ConnectionGuard {
      * the passes over it. Identity only, so nothing a text says is ever taken from another text.
      */
     private String lastUnflagged;
-    /** Autocommit statements' ends sampled for the leak check (null when not sampling). */
-    private final LeakCheckSample autocommitSample;
     /**
      * The text a prepared statement's hot path took for the sample: its plan wraps it and its COMMIT carries
      * the check. Tied to the text (identity), so a turn taken by addBatch, which never runs a plan, cannot fall
@@ -91,7 +88,6 @@ public final class ConnectionGuard {
         this.pooler = new PoolerDetection(raw, settings, session.id(), emulation.threadOwners());
         this.ends = new TransactionEnds(raw, session, pooler, recent);
         this.runs = new PlanRun(this, raw, session, ends);
-        this.autocommitSample = LeakCheckSample.of(settings);
     }
 
     public Settings settings() {
@@ -122,7 +118,7 @@ public final class ConnectionGuard {
             return watchesEveryStatement() ? planNow(sql, false, false) : StatementPlan.unflagged(sql);
         }
         lastUnflagged = sql;
-        if (autocommitSample != null && autocommitSample.next() && takeForSample(sql)) {
+        if (session.autocommitSampleTurn() && takeForSample(sql)) {
             return planNow(sql, false, true);
         }
         return watchesEveryStatement() ? planNow(sql, false, false) : null;
@@ -156,7 +152,7 @@ public final class ConnectionGuard {
         if (!plan.unflagged() || emulation.ownerHolds()) {
             return false;
         }
-        if (autocommitSample != null && autocommitSample.next() && takeForSample(plan.sent)) {
+        if (session.autocommitSampleTurn() && takeForSample(plan.sent)) {
             sampledText = plan.sent;
             return false;
         }
@@ -269,7 +265,7 @@ public final class ConnectionGuard {
         Plan p = plan.decided != null ? plan.decided : session.plan(plan.original,
                 plan.shape != null ? plan.scan : plan.sentScan, plan.shape, plan.form, sampled, where);
         if (sampled && p.wrapped()) {
-            ends.sampleNextEnd(); // the COMMIT of our wrapping carries the sampled check
+            session.sampleNextEnd(); // the COMMIT of our wrapping carries the sampled check
         }
         return runs.carryOut(p, plan, binds, face, call, where);
     }

@@ -41,8 +41,6 @@ final class TransactionEnds {
     private final Emulation emulation;
     private final PoolerDetection pooler;
     private final RecentStatements recent;
-    /** The next end is the COMMIT of an autocommit statement the sample took (set by the guard's plan). */
-    private boolean sampledNext;
     /** Why the check now running came to run, for its report ({@link OwnerSession#checkAtTransactionEnd}). */
     private String how = "";
 
@@ -58,11 +56,6 @@ final class TransactionEnds {
         this.emulation = session.emulation();
         this.pooler = pooler;
         this.recent = recent;
-    }
-
-    /** The next transaction end (our wrapping's COMMIT) was taken by the sample. */
-    void sampleNextEnd() {
-        sampledNext = true;
     }
 
     /**
@@ -175,12 +168,10 @@ final class TransactionEnds {
     }
 
     private boolean checkAtTransactionEnd() throws SQLException {
-        boolean sampled = sampledNext;
-        sampledNext = false;
         if (off) {
             return false;
         }
-        how = session.checkAtTransactionEnd(pooler.transactionPooling(), sampled);
+        how = session.checkAtTransactionEnd(pooler.transactionPooling());
         return how != null;
     }
 

@@ -61,6 +61,10 @@ public final class OwnerSession {
     private LockCallRecorder recorder;
     /** Explicit transactions' ends sampled for the leak check (null when not sampling). */
     private final LeakCheckSample endSample;
+    /** Autocommit statements' ends sampled for the leak check (null when not sampling). */
+    private final LeakCheckSample autocommitSample;
+    /** The next end is the COMMIT of the transaction of ours an autocommit statement the sample took runs in. */
+    private boolean sampledNextEnd;
 
     /**
      * A JDBC connection's (the driver, the DataSource wrapper, the agent): its emulation works on the application's
@@ -92,6 +96,7 @@ public final class OwnerSession {
         this.emulation = jdbc ? new Emulation(raw, settings, id, reporter, holder, threadOwners)
                 : holder == null ? null : Emulation.withoutConnection(holder, settings, id, reporter, sessionBounds);
         this.endSample = LeakCheckSample.of(settings);
+        this.autocommitSample = LeakCheckSample.of(settings);
         Events.installProcessWideOnce();
         this.tally = Events.counters().openTally();
     }
@@ -280,9 +285,10 @@ public final class OwnerSession {
      * take the end ({@code lockhygiene.leakCheckSample}), or {@code leakCheck=always} does.
      *
      * @param pooling transaction pooling, as known now (a front end that has not asked yet assumes it)
-     * @param sampled the end is the COMMIT of an autocommit statement the sample took already
      */
-    public String checkAtTransactionEnd(boolean pooling, boolean sampled) {
+    public String checkAtTransactionEnd(boolean pooling) {
+        boolean sampled = sampledNextEnd;
+        sampledNextEnd = false;
         if (off) {
             return null;
         }
@@ -296,6 +302,21 @@ public final class OwnerSession {
         return tracked ? "(checked because this transaction called session-level advisory functions)"
                 : sampled ? "(found by a sampled check: lockhygiene.leakCheckSample=" + settings.leakCheckSample() + ")"
                 : "(checked at every transaction end: lockhygiene.leakCheck=always)";
+    }
+
+    /**
+     * Counts one autocommit statement for the sample ({@code lockhygiene.leakCheckSample}); true when its turn came.
+     * The front end takes the turn when the statement ends a transaction of its own under transaction pooling and
+     * may run inside one (then it runs in a transaction of ours and {@link #sampleNextEnd} marks its COMMIT);
+     * otherwise the turn passes and the next gap is drawn. One field test when not sampling (the hot path).
+     */
+    public boolean autocommitSampleTurn() {
+        return autocommitSample != null && autocommitSample.next();
+    }
+
+    /** The next transaction end (the COMMIT of our wrapping of a sampled autocommit statement) carries the check. */
+    public void sampleNextEnd() {
+        sampledNextEnd = true;
     }
 
     /**

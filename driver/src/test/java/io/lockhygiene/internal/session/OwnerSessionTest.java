@@ -52,7 +52,7 @@ class OwnerSessionTest {
         s.beforeSend(p, LOCK, SCAN, POOLED_OPEN, null);
         assertFalse(s.calls().isEmpty(), "recorded for the leak check at the transaction's end");
         assertEquals("(checked because this transaction called session-level advisory functions)",
-                s.checkAtTransactionEnd(true, false));
+                s.checkAtTransactionEnd(true));
     }
 
     @Test
@@ -61,7 +61,7 @@ class OwnerSessionTest {
         Plan p = s.plan(LOCK, SCAN, null, LockPolicy.Form.TEXT, false, POOLED_FAILED);
         s.beforeSend(p, LOCK, SCAN, POOLED_FAILED, null);
         assertTrue(s.calls().isEmpty(), "the server runs nothing in a failed transaction (25P02)");
-        assertNull(s.checkAtTransactionEnd(true, false));
+        assertNull(s.checkAtTransactionEnd(true));
     }
 
     @Test
@@ -96,17 +96,34 @@ class OwnerSessionTest {
 
     @Test
     void theLeakCheckAtATransactionEnd() {
-        assertNull(session(Settings.builder().leakCheckSample(0)).checkAtTransactionEnd(true, false),
+        assertNull(session(Settings.builder().leakCheckSample(0)).checkAtTransactionEnd(true),
                 "nothing recorded, no sample: not due");
         assertEquals("(found by a sampled check: lockhygiene.leakCheckSample=1.0)",
-                session(Settings.builder().leakCheckSample(1)).checkAtTransactionEnd(true, false));
-        assertNull(session(Settings.builder().leakCheckSample(1)).checkAtTransactionEnd(false, false),
+                session(Settings.builder().leakCheckSample(1)).checkAtTransactionEnd(true));
+        assertNull(session(Settings.builder().leakCheckSample(1)).checkAtTransactionEnd(false),
                 "the sample is for ends under transaction pooling only");
         assertEquals("(checked at every transaction end: lockhygiene.leakCheck=always)",
                 session(Settings.builder().leakCheck(Settings.LeakCheck.ALWAYS).leakCheckSample(0))
-                        .checkAtTransactionEnd(true, false));
-        assertNull(session(Settings.builder().mode(Settings.Mode.OFF).leakCheck(Settings.LeakCheck.ALWAYS))
-                .checkAtTransactionEnd(true, true), "off checks nothing");
+                        .checkAtTransactionEnd(true));
+        OwnerSession off = session(Settings.builder().mode(Settings.Mode.OFF).leakCheck(Settings.LeakCheck.ALWAYS));
+        off.sampleNextEnd();
+        assertNull(off.checkAtTransactionEnd(true), "off checks nothing");
+    }
+
+    /** The autocommit sample: its turns, and the COMMIT it marks (checked once, at the next end). */
+    @Test
+    void anAutocommitStatementTheSampleTookHasItsCommitChecked() {
+        OwnerSession never = session(Settings.builder().leakCheckSample(0));
+        assertFalse(never.autocommitSampleTurn(), "sample 0: no turn");
+        OwnerSession every = session(Settings.builder().leakCheckSample(1).leakCheck(Settings.LeakCheck.TRACKED));
+        assertTrue(every.autocommitSampleTurn(), "sample 1: every statement's turn");
+        every.sampleNextEnd();
+        assertEquals("(found by a sampled check: lockhygiene.leakCheckSample=1.0)", every.checkAtTransactionEnd(true),
+                "the wrapping's COMMIT");
+        OwnerSession sampled = session(Settings.builder().leakCheckSample(0.000001));
+        sampled.sampleNextEnd();
+        assertEquals("(found by a sampled check: lockhygiene.leakCheckSample=1.0E-6)", sampled.checkAtTransactionEnd(true));
+        assertNull(sampled.checkAtTransactionEnd(true), "once: the next end is not marked");
     }
 
     @Test

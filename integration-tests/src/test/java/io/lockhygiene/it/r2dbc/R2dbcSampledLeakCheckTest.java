@@ -26,11 +26,11 @@ import io.r2dbc.spi.Connection;
 
 /**
  * The leak no SQL shows, through R2DBC: a PL/pgSQL function takes a session lock and never releases it, then the
- * connection runs explicit transactions through the bed's transaction-mode PgBouncer with the default settings.
+ * connection runs explicit transactions and autocommit statements through the bed's transaction-mode PgBouncer with the default settings.
  * The sample of transaction ends (lockhygiene.leakCheckSample, here every end) is the per-connection core's rule
- * for every front end, so R2DBC's COMMIT carries the check and the lock is found and released, as JDBC's is
- * (SampledLeakCheckTest); the control, sample 0, never finds it (and R2DBC did not sample at all before the rule
- * moved into the core).
+ * for every front end, explicit ends and autocommit statements alike, so R2DBC's COMMIT carries the check and the
+ * lock is found and released, as JDBC's is (SampledLeakCheckTest); the control, sample 0, never finds it (R2DBC
+ * sampled no end before the rule moved into the core, and no autocommit statement before it moved there too).
  */
 @ExtendWith({TestBedExtension.class, BlockHoundExtension.class})
 class R2dbcSampledLeakCheckTest {
@@ -46,18 +46,31 @@ class R2dbcSampledLeakCheckTest {
         }
     }
 
-    /** Explicit transactions run after the hidden lock until it was released on its server, or -1. */
-    private int transactionsUntilReleased(String sample) throws SQLException {
+    /**
+     * The hidden lock taken by an autocommit statement ({@code inTransaction} false) or inside an explicit
+     * transaction, then up to {@link #TRANSACTIONS} explicit transactions and autocommit statements: how many ran
+     * until the lock was released on its server (0: released by the end of the statement's own transaction), or -1.
+     */
+    private int statementsUntilReleased(String sample, boolean inTransaction) throws SQLException {
         Connection c = open(guarded(bed, Route.TRANSACTION_POOL, "lockhygiene.leakCheckSample=" + sample));
         try {
-            one(c, "select lh_job_with_hidden_lock(" + KEY + ")::text"); // autocommit: no SQL shows the lock
-            assertEquals(1, bed.admin().holdersOf(KEY).size(), "the function took the lock and kept it");
-            for (int i = 1; i <= TRANSACTIONS; i++) {
+            if (inTransaction) {
                 begin(c);
-                assertEquals("1", one(c, "select 1::text"));
+            }
+            one(c, "select lh_job_with_hidden_lock(" + KEY + ")::text"); // no SQL shows the lock
+            if (inTransaction) {
                 commit(c);
+            }
+            for (int i = 0; i <= TRANSACTIONS; i++) {
                 if (bed.admin().holdersOf(KEY).isEmpty()) {
                     return i;
+                }
+                if (i % 2 == 0) {
+                    begin(c);
+                    assertEquals("1", one(c, "select 1::text"));
+                    commit(c);
+                } else {
+                    assertEquals("2", one(c, "select 2::text"));
                 }
             }
             return -1;
@@ -66,26 +79,35 @@ class R2dbcSampledLeakCheckTest {
         }
     }
 
-    @Test
-    void aHiddenLeakIsFoundAtACommitTheSampleTook() throws Exception {
+    private void foundBySample(boolean inTransaction) throws Exception {
         try (EventRecorder events = EventRecorder.mentioning(Long.toString(KEY))) {
-            int n = transactionsUntilReleased("1");
-            assertTrue(n > 0, "not found in " + TRANSACTIONS + " sampled transactions");
+            int n = statementsUntilReleased("1", inTransaction);
+            assertEquals(0, n, "every end sampled: the lock is found at the end of the transaction that took it");
             List<LockHygieneEvent> found = events.of(EventType.INHERITED_RELEASED);
             assertEquals(1, found.size(), events.types().toString());
             assertTrue(found.get(0).message().contains("found by a sampled check: lockhygiene.leakCheckSample=1.0"),
                     found.get(0).message());
-            System.out.printf("R2DBC SAMPLED leakCheckSample=1: released at the COMMIT of transaction %d%n", n);
         } finally {
             bed.admin().terminateHoldersOf(KEY);
         }
     }
 
+    /** An autocommit statement the sample took runs in a transaction of ours whose COMMIT carries the check. */
+    @Test
+    void aHiddenLeakIsFoundAtTheCommitOfAnAutocommitStatementTheSampleTook() throws Exception {
+        foundBySample(false);
+    }
+
+    @Test
+    void aHiddenLeakIsFoundAtAnExplicitCommitTheSampleTook() throws Exception {
+        foundBySample(true);
+    }
+
     @Test
     void controlWithoutTheSampleTheLockStays() throws Exception {
         try (EventRecorder events = EventRecorder.mentioning(Long.toString(KEY))) {
-            assertEquals(-1, transactionsUntilReleased("0"), "found without the sample");
-            assertEquals(1, bed.admin().holdersOf(KEY).size(), "after " + TRANSACTIONS + " transactions it is still held");
+            assertEquals(-1, statementsUntilReleased("0", false), "found without the sample");
+            assertEquals(1, bed.admin().holdersOf(KEY).size(), "after " + TRANSACTIONS + " statements it is still held");
             assertEquals(List.of(), events.of(EventType.INHERITED_RELEASED));
         } finally {
             bed.admin().terminateHoldersOf(KEY);

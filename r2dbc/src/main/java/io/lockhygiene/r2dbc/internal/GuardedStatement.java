@@ -20,6 +20,8 @@ final class GuardedStatement implements Statement {
     final String sql;
     /** The text passed the prefilter: where the application executes it is kept (its stack) for reports. */
     final boolean flagged;
+    /** The leak check's autocommit sample took its turn on this statement ({@code lockhygiene.leakCheckSample}). */
+    final boolean sampled;
     /** Where the application called {@link #execute} (its own stack: the execution runs on other threads). */
     Throwable callSite;
     private final List<R2dbcBinds> added = new ArrayList<>(1);
@@ -27,10 +29,11 @@ final class GuardedStatement implements Statement {
     private int fetchSize = -1;
     private String[] generatedColumns;
 
-    GuardedStatement(R2dbcGuard guard, String sql, boolean flagged) {
+    GuardedStatement(R2dbcGuard guard, String sql, boolean flagged, boolean sampled) {
         this.guard = guard;
         this.sql = sql;
         this.flagged = flagged;
+        this.sampled = sampled;
     }
 
     @Override

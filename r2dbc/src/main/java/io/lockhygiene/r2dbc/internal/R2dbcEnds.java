@@ -115,7 +115,7 @@ final class R2dbcEnds {
                         .then(ended());
             }
             // the same rule as JDBC's: recorded calls, the sample of explicit ends, leakCheck=always
-            String why = guard.assumesPooling() ? guard.session.checkAtTransactionEnd(true, false) : null;
+            String why = guard.assumesPooling() ? guard.session.checkAtTransactionEnd(true) : null;
             boolean check = why != null;
             String command = text != null ? text : commit ? "COMMIT" : "ROLLBACK";
             // a failed transaction's COMMIT is a rollback: nothing to fence (a fence would only fail with 25P02)

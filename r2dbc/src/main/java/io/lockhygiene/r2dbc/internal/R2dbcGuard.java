@@ -114,15 +114,19 @@ final class R2dbcGuard {
         }
         session.statementSeen();
         boolean flagged = sql == null || SqlScanner.mightMatter(sql);
-        if (!flagged && emulation == null && !gate.pending() && !mayEndTransaction(sql)) {
+        // the leak check's sample counts the statements no advisory call flags, as JDBC's does (the turn is taken
+        // at execution, where it is known whether the statement is its own transaction under transaction pooling)
+        boolean sampled = !flagged && session.autocommitSampleTurn();
+        if (!flagged && !sampled && emulation == null && !gate.pending() && !mayEndTransaction(sql)) {
             return proxy.createStatement(sql);
         }
-        return new GuardedStatement(this, sql, flagged);
+        return new GuardedStatement(this, sql, flagged, sampled);
     }
 
     /** At execution, an unflagged statement needs nothing of ours (emulate: nothing held, nothing pending). */
     private boolean passes(GuardedStatement st) {
-        return !st.flagged && !gate.pending() && !begin.pending() && !watching() && !endsCheckedTransaction(st.sql);
+        return !st.flagged && !st.sampled && !gate.pending() && !begin.pending() && !watching()
+                && !endsCheckedTransaction(st.sql);
     }
 
     /**
@@ -334,6 +338,14 @@ final class R2dbcGuard {
     private Flux<Result> withoutCalls(GuardedStatement st, ScanResult scan, Situation where) {
         String sql = st.sql;
         boolean inTransaction = where.statementRunsInTransaction();
+        if (st.sampled && !inTransaction && where.transactionPooling() && sql != null
+                && (emulation == null || !emulation.ownerHolds()) && SqlScanner.runsInTransactionBlockAsAlone(sql)) {
+            // the sample took this autocommit statement: it runs in a transaction of ours whose COMMIT carries the
+            // check on the server that ran it (a session lock a function took and kept is found there); otherwise
+            // the turn passes, as JDBC's does
+            session.sampleNextEnd();
+            return ends.wrapped(st, sql);
+        }
         Flux<Result> run = null;
         if (emulation == null && inTransaction && where.transactionPooling() && sql != null
                 && soleTransactionEnd(scan, sql)) {
