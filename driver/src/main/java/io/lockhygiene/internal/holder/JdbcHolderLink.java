@@ -63,14 +63,33 @@ public final class JdbcHolderLink implements HolderLink {
                 boolean liveness = false;
                 if (!placement.learned() || !dedicated) {
                     boolean learn = !placement.learned();
-                    Pgjdbc.executeSimple(s, "SELECT pg_catalog.pg_backend_pid()" + (learn ? ", "
-                            + Seals.PLACEMENT_COLUMNS : "") + (dedicated ? ", " + SERVER_SIDE_LIVENESS : ""));
+                    String opening = "SELECT pg_catalog.pg_backend_pid()" + (dedicated ? ", " + SERVER_SIDE_LIVENESS : "");
+                    if (learn) {
+                        try {
+                            Pgjdbc.executeSimple(s, opening + ", " + Seals.PLACEMENT_COLUMNS);
+                        } catch (SQLException e) {
+                            if (e.getSQLState() != null && e.getSQLState().startsWith("08")) {
+                                throw e; // the connection is gone, not the question
+                            }
+                            // a server that cannot answer it (a PostgreSQL-compatible one without hashtext): seals
+                            // anywhere, said once; the session opens as before
+                            if (!dedicated) {
+                                c.rollback();
+                            }
+                            placement.cannotLearn(e.getMessage(), endpoint);
+                            learn = false;
+                            Pgjdbc.executeSimple(s, opening);
+                        }
+                    } else {
+                        Pgjdbc.executeSimple(s, opening);
+                    }
                     liveness = dedicated;
                     try (ResultSet rs = s.getResultSet()) {
                         rs.next();
                         pid = rs.getInt(1);
                         if (learn) {
-                            placement.learn(rs.getString(2), rs.getString(3), endpoint);
+                            int at = dedicated ? 3 : 2; // after the pid and, on a dedicated session, the liveness count
+                            placement.learn(rs.getString(at), rs.getString(at + 1), endpoint);
                         }
                     }
                 }

@@ -37,6 +37,18 @@ final class SealPlacement {
         learned = true;
     }
 
+    /** The server could not answer {@link Seals#PLACEMENT_COLUMNS} ({@code why}): seals go anywhere, said once. */
+    void cannotLearn(String why, Object endpoint) {
+        if (learned) {
+            return;
+        }
+        Log.info("LockHygiene (lockhygiene.mode=emulate): the server behind {} could not say where its lock table keeps"
+                + " a lock ({}); the holder's seals go anywhere in it, so a commit fence racing the exit of a lost holder"
+                + " session may let one commit through (docs/emulate.md, a lost lock fences its owner)", endpoint, why);
+        placed = false;
+        learned = true;
+    }
+
     /** A fresh seal for a session of this endpoint. */
     int fresh() {
         return learned && placed ? Seals.freshInFirstPartition(databaseOid) : Seals.fresh();
