@@ -13,7 +13,7 @@ import java.util.concurrent.CountDownLatch;
 /**
  * The lost-lock race of the fence tests (issue 33), for every front end: worker A writes rows of its run into
  * {@code lost_rows} under a session lock; its lock's session is terminated; worker B, waiting for the key
- * directly on PostgreSQL, takes it and notes its snapshot. Whatever A commits after that snapshot committed
+ * directly on PostgreSQL, takes it and draws the next row id. Whatever A inserts after that and commits was done
  * without the lock: a front end that fences A's commits leaves none.
  */
 public final class LockRace {
@@ -30,18 +30,26 @@ public final class LockRace {
         }
     }
 
-    /** B: waits for {@code key} directly on PostgreSQL; once granted, the snapshot that says what was committed then. */
-    public CompletableFuture<String> workerB(long key, CountDownLatch waiting) {
+    /**
+     * What B saw once it held the key: the next id of {@code lost_rows} (a row A inserted after that has a larger
+     * one: ids come from one sequence, in the order the inserts ran) and its snapshot (what was committed then).
+     */
+    public record Taken(long nextId, String snapshot) {
+    }
+
+    /** B: waits for {@code key} directly on PostgreSQL; once granted, what it saw then. */
+    public CompletableFuture<Taken> workerB(long key, CountDownLatch waiting) {
         return CompletableFuture.supplyAsync(() -> {
             try (Connection b = bed.connect(Route.DIRECT); Statement s = b.createStatement()) {
                 s.execute("SET statement_timeout = '60s'");
                 waiting.countDown();
                 s.execute("SELECT pg_advisory_lock(" + key + ")");
-                try (ResultSet rs = s.executeQuery("SELECT pg_current_snapshot()::text")) {
+                try (ResultSet rs = s.executeQuery("SELECT nextval(pg_get_serial_sequence('lost_rows', 'id')),"
+                        + " pg_current_snapshot()::text")) {
                     rs.next();
-                    String snapshot = rs.getString(1);
+                    Taken taken = new Taken(rs.getLong(1), rs.getString(2));
                     s.execute("SELECT pg_advisory_unlock(" + key + ")");
-                    return snapshot;
+                    return taken;
                 }
             } catch (SQLException e) {
                 throw new IllegalStateException(e);
@@ -86,32 +94,37 @@ public final class LockRace {
     }
 
     /**
-     * Rows of run {@code run} committed after B's {@code snapshot} by a transaction that had not begun when B took it
-     * (its id is not among the snapshot's in-progress ones): work A began after B held the key and committed without
-     * the lock. A fence lets none through: any check A makes after the loss fails, since the holder's session that
-     * held the key held the seal too, and both went at its exit.
+     * Rows of run {@code run} that A inserted after B held the key (their ids come after the one B drew then) and
+     * committed: work A began without the lock. A fence lets none through: the fence runs after the insert in the
+     * same transaction, so after B's grant, when the holder's session that held the key is gone with its seal
+     * (the seal, in the lock table's first partition, goes before any key). Counted by id, not by transaction id:
+     * a snapshot's xmax is the last completed transaction's id + 1, so a transaction already running when B took
+     * its snapshot, whose id was at or above that, is neither visible in it nor listed as in progress, and would
+     * pass for one begun after it.
      */
-    public int committedAfter(String run, String snapshot) throws SQLException {
-        return count("count(*)", run, snapshot, "NOT");
+    public int committedAfter(String run, Taken taken) throws SQLException {
+        return count("count(*)", run, "id > ?", taken.nextId(), null);
     }
 
     /**
-     * Rows of run {@code run} that B's {@code snapshot} missed because their transaction was in progress at it and
-     * committed later: a commit already on its way when the holder's session went, whose fence check ran before the
-     * session's exit released the key (the window emulate documents: the server's time between the check and the
-     * commit). Counted in transactions: A's one writer has at most one such transaction.
+     * Rows of run {@code run} inserted before B held the key that B's snapshot did not see: a commit already on its
+     * way when the holder's session went, whose fence check ran before the session's exit released the key (the
+     * window emulate documents: the server's time between the check and the commit). Counted in transactions: A's
+     * one writer has at most one such transaction.
      */
-    public int inFlightAt(String run, String snapshot) throws SQLException {
-        return count("count(DISTINCT xmin::text)", run, snapshot, "");
+    public int inFlightAt(String run, Taken taken) throws SQLException {
+        return count("count(DISTINCT xmin::text)", run, "id < ? AND NOT pg_visible_in_snapshot(xmin::text::xid8,"
+                + " ?::pg_snapshot)", taken.nextId(), taken.snapshot());
     }
 
-    private int count(String what, String run, String snapshot, String inProgress) throws SQLException {
+    private int count(String what, String run, String condition, long id, String snapshot) throws SQLException {
         try (Connection c = bed.connect(Route.DIRECT); PreparedStatement ps = c.prepareStatement("SELECT " + what
-                + " FROM lost_rows WHERE run = ? AND NOT pg_visible_in_snapshot(xmin::text::xid8, ?::pg_snapshot)"
-                + " AND " + inProgress + " (xmin::text::xid8 = ANY (SELECT pg_catalog.pg_snapshot_xip(?::pg_snapshot)))")) {
+                + " FROM lost_rows WHERE run = ? AND " + condition)) {
             ps.setString(1, run);
-            ps.setString(2, snapshot);
-            ps.setString(3, snapshot);
+            ps.setLong(2, id);
+            if (snapshot != null) {
+                ps.setString(3, snapshot);
+            }
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getInt(1);

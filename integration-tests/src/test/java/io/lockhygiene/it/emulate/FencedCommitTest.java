@@ -39,8 +39,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * Issue 33: a lost lock fences its owner. Worker A takes {@code pg_advisory_lock(k)} and writes one row every
  * 5 ms; the server session that holds its lock is terminated; at once worker B, directly on PostgreSQL, takes
- * {@code k}. Counted: A's rows committed after B got the key (those B's snapshot, taken right after its
- * grant, does not see). On PostgreSQL that is 0 (A's session died with its lock); through the transaction
+ * {@code k}. Counted: A's rows inserted after B got the key and committed (their ids come after the one B
+ * drew right after its grant). On PostgreSQL that is 0 (A's session died with its lock); through the transaction
  * pooler with plain pgjdbc A goes on writing on other servers (the control); under emulate every commit of
  * A carries the fence, so the first commit after the loss rolls back with 08006 and nothing more commits.
  */
@@ -79,23 +79,23 @@ class FencedCommitTest {
         assertTrue(locked.await(30, TimeUnit.SECONDS), "A took its lock");
         race.awaitRowsOf(run, 20); // A writes under its lock
         CountDownLatch bWaits = new CountDownLatch(1);
-        CompletableFuture<String> b = race.workerB(key, bWaits);
+        CompletableFuture<LockRace.Taken> b = race.workerB(key, bWaits);
         assertTrue(bWaits.await(30, TimeUnit.SECONDS));
         race.awaitWaiterFor(key); // B is in PostgreSQL's queue for the key
         long terminatedAt = race.terminateHolderOf(key);
-        String snapshot = b.get(60, TimeUnit.SECONDS);
-        // A goes on while it can: until its writer fails (fenced) or it has committed rows B's snapshot missed
+        LockRace.Taken taken = b.get(60, TimeUnit.SECONDS);
+        // A goes on while it can: until its writer fails (fenced) or it has committed rows begun after B's grant
         Eventually.until("A's writer stopped or wrote after B took the key", Duration.ofSeconds(30),
-                () -> writer.isDone() || race.committedAfter(run, snapshot) >= 10);
+                () -> writer.isDone() || race.committedAfter(run, taken) >= 10);
         stop.set(true);
         LostLockWriter.Result r = writer.get(60, TimeUnit.SECONDS);
-        int inFlight = race.inFlightAt(run, snapshot);
+        int inFlight = race.inFlightAt(run, taken);
         if (inFlight > 0) {
             System.out.println("[fenced commit] " + style + ": a commit on its way when the holder's session went"
                     + " completed (its fence ran before the session's exit: the window emulate documents)");
         }
         assertTrue(inFlight <= 1, "one writer has at most one transaction in flight: " + inFlight);
-        return new Outcome(race.committedAfter(run, snapshot), r.committed, r.errorState == null ? null
+        return new Outcome(race.committedAfter(run, taken), r.committed, r.errorState == null ? null
                 : r.errorState + " " + r.errorMessage, r.errorState == null ? -1 : r.errorAtMillis - terminatedAt);
     }
 
@@ -181,7 +181,7 @@ class FencedCommitTest {
         StringBuilder out = new StringBuilder();
         String result = null;
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-            String snapshot = null;
+            LockRace.Taken taken = null;
             long terminatedAt = 0;
             for (String line; (line = r.readLine()) != null; ) {
                 out.append(line).append('\n');
@@ -189,17 +189,17 @@ class FencedCommitTest {
                     assertTrue(line.contains("io.lockhygiene"), "the agent guards the writer: " + line);
                     race.awaitRowsOf(run, 20);
                     CountDownLatch bWaits = new CountDownLatch(1);
-                    CompletableFuture<String> b = race.workerB(key, bWaits);
+                    CompletableFuture<LockRace.Taken> b = race.workerB(key, bWaits);
                     assertTrue(bWaits.await(30, TimeUnit.SECONDS));
                     race.awaitWaiterFor(key);
                     terminatedAt = race.terminateHolderOf(key);
-                    snapshot = b.get(60, TimeUnit.SECONDS);
+                    taken = b.get(60, TimeUnit.SECONDS);
                 } else if (line.startsWith("RESULT")) {
                     result = line;
-                    assertNotNull(snapshot, out.toString());
+                    assertNotNull(taken, out.toString());
                     String[] f = line.split(" ", 5);
-                    int after = race.committedAfter(run, snapshot);
-                    assertTrue(race.inFlightAt(run, snapshot) <= 1, "one writer, at most one transaction in flight");
+                    int after = race.committedAfter(run, taken);
+                    assertTrue(race.inFlightAt(run, taken) <= 1, "one writer, at most one transaction in flight");
                     System.out.println("[fenced commit] the agent, an unchanged writer: " + f[1] + " rows committed, "
                             + after + " after B got the key, first error " + f[2] + " "
                             + (Long.parseLong(f[3]) - terminatedAt) + " ms after the termination");

@@ -40,7 +40,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * The lost-lock race through R2DBC with the default settings (issue 42: the commit fence's seals-then-loss rule
  * in one place for every front end): A takes its session lock and commits a row every few milliseconds, in
  * autocommit or in transactions of its own, while the holder session that holds its lock is terminated and B,
- * waiting directly on PostgreSQL, takes the key. Nothing of A commits after B's snapshot, and A is told with
+ * waiting directly on PostgreSQL, takes the key. Nothing A inserts after B's grant commits, and A is told with
  * class 08, as a client whose session died.
  */
 @ExtendWith(TestBedExtension.class)
@@ -140,33 +140,33 @@ class R2dbcFencedCommitTest {
             assertTrue(locked.await(30, TimeUnit.SECONDS), "A took its lock");
             race.awaitRowsOf(runId, 20);
             CountDownLatch bWaits = new CountDownLatch(1);
-            CompletableFuture<String> b = race.workerB(key, bWaits);
+            CompletableFuture<LockRace.Taken> b = race.workerB(key, bWaits);
             assertTrue(bWaits.await(30, TimeUnit.SECONDS));
             race.awaitWaiterFor(key);
             CountDownLatch resume = new CountDownLatch(1);
-            String snapshot;
+            LockRace.Taken taken;
             if (afterLossSeen) {
                 pause.set(resume);
                 assertTrue(paused.await(30, TimeUnit.SECONDS), "A paused between two writes");
                 try (EventRecorder events = EventRecorder.all()) {
                     race.terminateHolderOf(key);
-                    snapshot = b.get(60, TimeUnit.SECONDS);
+                    taken = b.get(60, TimeUnit.SECONDS);
                     Eventually.until("the holder reported the loss", Duration.ofSeconds(30),
                             () -> !events.of(EventType.LOCK_LOST).isEmpty());
                 }
                 resume.countDown();
             } else {
                 race.terminateHolderOf(key);
-                snapshot = b.get(60, TimeUnit.SECONDS);
+                taken = b.get(60, TimeUnit.SECONDS);
             }
             Eventually.until("A's writer stopped or wrote after B took the key", Duration.ofSeconds(30),
-                    () -> writer.isDone() || race.committedAfter(runId, snapshot) >= 10);
+                    () -> writer.isDone() || race.committedAfter(runId, taken) >= 10);
             stop.set(true);
             writer.get(60, TimeUnit.SECONDS);
             // a commit on its way when the holder's session went may complete (its fence ran before the exit: the
             // window emulate documents); one writer has at most one
-            assertTrue(race.inFlightAt(runId, snapshot) <= 1, "one writer has at most one transaction in flight");
-            return new Outcome(committed.get(), race.committedAfter(runId, snapshot), firstError.get());
+            assertTrue(race.inFlightAt(runId, taken) <= 1, "one writer has at most one transaction in flight");
+            return new Outcome(committed.get(), race.committedAfter(runId, taken), firstError.get());
         } finally {
             stop.set(true);
             CountDownLatch left = pause.get();
