@@ -62,36 +62,9 @@ public final class JdbcHolderLink implements HolderLink {
             try (Statement s = c.createStatement()) {
                 boolean liveness = false;
                 if (!placement.learned() || !dedicated) {
-                    boolean learn = !placement.learned();
-                    String opening = "SELECT pg_catalog.pg_backend_pid()" + (dedicated ? ", " + SERVER_SIDE_LIVENESS : "");
-                    if (learn) {
-                        try {
-                            Pgjdbc.executeSimple(s, opening + ", " + Seals.PLACEMENT_COLUMNS);
-                        } catch (SQLException e) {
-                            if (e.getSQLState() != null && e.getSQLState().startsWith("08")) {
-                                throw e; // the connection is gone, not the question
-                            }
-                            // a server that cannot answer it (a PostgreSQL-compatible one without hashtext): seals
-                            // anywhere, said once; the session opens as before
-                            if (!dedicated) {
-                                c.rollback();
-                            }
-                            placement.cannotLearn(e.getMessage(), endpoint);
-                            learn = false;
-                            Pgjdbc.executeSimple(s, opening);
-                        }
-                    } else {
-                        Pgjdbc.executeSimple(s, opening);
-                    }
+                    pid = opening(s, c, "SELECT pg_catalog.pg_backend_pid()" + (dedicated ? ", " + SERVER_SIDE_LIVENESS
+                            : ""), dedicated, placement, endpoint);
                     liveness = dedicated;
-                    try (ResultSet rs = s.getResultSet()) {
-                        rs.next();
-                        pid = rs.getInt(1);
-                        if (learn) {
-                            int at = dedicated ? 3 : 2; // after the pid and, on a dedicated session, the liveness count
-                            placement.learn(rs.getString(at), rs.getString(at + 1), endpoint);
-                        }
-                    }
                 }
                 for (int attempt = 0; dedicated && seal == 0; attempt++) {
                     int candidate = placement.fresh();
@@ -115,6 +88,39 @@ public final class JdbcHolderLink implements HolderLink {
                 // the failure to report is the first one
             }
             throw e;
+        }
+    }
+
+    /**
+     * Runs the opening {@code SELECT} (the pid first) and returns the pid; the endpoint's first session asks where
+     * seals go in the same round trip. A server that cannot answer that (a PostgreSQL-compatible one without
+     * hashtext) gets seals anywhere, said once, and the opening runs as before.
+     */
+    private static int opening(Statement s, Connection c, String select, boolean dedicated, SealPlacement placement,
+                               Object endpoint) throws SQLException {
+        if (!placement.learned()) {
+            try {
+                Pgjdbc.executeSimple(s, select + ", " + Seals.PLACEMENT_COLUMNS);
+                try (ResultSet rs = s.getResultSet()) {
+                    rs.next();
+                    int at = dedicated ? 3 : 2; // after the pid and, on a dedicated session, the liveness count
+                    placement.learn(rs.getString(at), rs.getString(at + 1), endpoint);
+                    return rs.getInt(1);
+                }
+            } catch (SQLException e) {
+                if (e.getSQLState() != null && e.getSQLState().startsWith("08")) {
+                    throw e; // the connection is gone, not the question
+                }
+                if (!dedicated) {
+                    c.rollback(); // the failed question aborted the route's transaction
+                }
+                placement.cannotLearn(e.getMessage(), endpoint);
+            }
+        }
+        Pgjdbc.executeSimple(s, select);
+        try (ResultSet rs = s.getResultSet()) {
+            rs.next();
+            return rs.getInt(1);
         }
     }
 

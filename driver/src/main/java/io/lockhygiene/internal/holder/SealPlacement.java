@@ -24,25 +24,22 @@ final class SealPlacement {
         if (learned) {
             return;
         }
-        boolean ok = databaseOid != null && Seals.placesSeals(probeHash);
-        if (ok) {
-            this.databaseOid = (int) Long.parseLong(databaseOid); // an OID is unsigned: its bits, as C has them
-        } else {
-            Log.info("LockHygiene (lockhygiene.mode=emulate): the server behind {} does not hash lock tags as"
-                    + " PostgreSQL does on a little-endian machine (hashtext answered {}); the holder's seals go"
-                    + " anywhere in its lock table, so a commit fence racing the exit of a lost holder session may"
-                    + " let one commit through (docs/emulate.md, a lost lock fences its owner)", endpoint, probeHash);
+        if (databaseOid == null || !Seals.placesSeals(probeHash)) {
+            cannotLearn("it does not hash lock tags as PostgreSQL does on a little-endian machine: hashtext answered "
+                    + probeHash, endpoint);
+            return;
         }
-        this.placed = ok;
+        this.databaseOid = (int) Long.parseLong(databaseOid); // an OID is unsigned: its bits, as C has them
+        this.placed = true;
         learned = true;
     }
 
-    /** The server could not answer {@link Seals#PLACEMENT_COLUMNS} ({@code why}): seals go anywhere, said once. */
+    /** The server cannot say where its lock table keeps a lock ({@code why}): seals go anywhere, said once. */
     void cannotLearn(String why, Object endpoint) {
         if (learned) {
             return;
         }
-        Log.info("LockHygiene (lockhygiene.mode=emulate): the server behind {} could not say where its lock table keeps"
+        Log.info("LockHygiene (lockhygiene.mode=emulate): the server behind {} cannot say where its lock table keeps"
                 + " a lock ({}); the holder's seals go anywhere in it, so a commit fence racing the exit of a lost holder"
                 + " session may let one commit through (docs/emulate.md, a lost lock fences its owner)", endpoint, why);
         placed = false;

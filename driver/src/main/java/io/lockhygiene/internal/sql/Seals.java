@@ -120,6 +120,10 @@ public final class Seals {
     /** The text whose {@code hashtext} a server is asked for, to confirm {@link #hashBytes} is its hash. */
     public static final String PLACEMENT_PROBE = "LockHygiene seal";
 
+    /** What {@link #hashBytes} gives for {@link #PLACEMENT_PROBE}. */
+    private static final int PROBE_HASH =
+            hashBytes(PLACEMENT_PROBE.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+
     /**
      * Two more columns of a holder session's opening {@code SELECT}: the database's OID (a lock tag's first
      * field) and the server's {@code hashtext} of {@link #PLACEMENT_PROBE}, as text.
@@ -134,8 +138,7 @@ public final class Seals {
      */
     public static boolean placesSeals(String probeHash) {
         try {
-            return probeHash != null && Integer.parseInt(probeHash)
-                    == hashBytes(PLACEMENT_PROBE.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            return probeHash != null && Integer.parseInt(probeHash) == PROBE_HASH;
         } catch (NumberFormatException e) {
             return false;
         }

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.settings.SettingsReader;
@@ -58,34 +59,35 @@ public final class Guarding {
         if (LockPolicy.off(settings)) {
             return proxied.create();
         }
-        Mono<EndpointResolver.ForConnection> placement;
         if (site != null) {
-            placement = site.placement();
-        } else {
-            if (LockPolicy.emulates(settings) && toldNoHolder.compareAndSet(false, true)) {
-                if (settings.modeIsDefault()) {
-                    Log.warn("{}", EmulateMessages.defaultStepsBack(this, "this R2DBC ConnectionFactory does not say where"
-                            + " its server is (use a r2dbc:lockhygiene:postgresql:// URL, or"
-                            + " LockHygieneConnectionFactory.builder(...).connectsTo(...))"));
-                } else
+            // the route's answer, as the driver's: its settings (a session of its own, stepped back, or as asked)
+            // and the holder it emulates in
+            return site.placement().flatMap(p -> Mono.from(proxied.create()).map(c -> guarded(c, p.settings, p.holder)));
+        }
+        if (LockPolicy.emulates(settings) && toldNoHolder.compareAndSet(false, true)) {
+            if (settings.modeIsDefault()) {
+                Log.warn("{}", EmulateMessages.defaultStepsBack(this, "this R2DBC ConnectionFactory does not say where"
+                        + " its server is (use a r2dbc:lockhygiene:postgresql:// URL, or"
+                        + " LockHygieneConnectionFactory.builder(...).connectsTo(...))"));
+            } else {
                 Log.warn("LockHygiene (lockhygiene.mode=emulate): this R2DBC ConnectionFactory does not say where its"
                         + " server is, so no lock holder can be placed and its connections behave as detect. Fix: use a"
                         + " r2dbc:lockhygiene:postgresql:// URL, or LockHygieneConnectionFactory.builder(...).connectsTo(...)"
                         + " (the Spring Boot starter passes spring.r2dbc.url, username and password).");
             }
-            placement = Mono.fromCallable(() -> EndpointResolver.forConnection(null, settings, null));
         }
-        return placement.flatMap(p -> Mono.from(proxied.create()).map(c -> guarded(c, p)));
+        // no holder can be placed: the default steps back, emulate chosen by name behaves as detect
+        Settings mine = EndpointResolver.forConnection(settings, null);
+        return Mono.from(proxied.create()).map(c -> guarded(c, mine, null));
     }
 
-    private Connection guarded(Connection proxy, EndpointResolver.ForConnection placement) {
+    /** @param holder the holder the connection emulates in, or null */
+    private Connection guarded(Connection proxy, Settings mine, Holder holder) {
         @SuppressWarnings("unchecked")
         Connection raw = proxy != null && proxy.getClass().getName().startsWith("jdk.proxy")
                 && proxy instanceof Wrapped ? ((Wrapped<Connection>) proxy).unwrap() : proxy;
-        Settings mine = EndpointResolver.forConnection(placement.settings, placement.holder);
         ModeLine.sayOnce(mine, "R2DBC");
-        R2dbcGuard guard = new R2dbcGuard(raw, proxy, mine, LockPolicy.emulates(mine) ? placement.holder : null);
-        return new GuardedConnection(proxy, guard);
+        return new GuardedConnection(proxy, new R2dbcGuard(raw, proxy, mine, holder));
     }
 
     @Override
