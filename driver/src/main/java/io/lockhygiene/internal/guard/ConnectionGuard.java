@@ -217,7 +217,7 @@ public final class ConnectionGuard {
             throws SQLException {
         TextAnalysis analysis = analyse && sql != null && !sql.isEmpty() ? TextAnalysis.of(sql) : null;
         ScanResult scan = analysis == null ? ScanResult.NOTHING : analysis.scan();
-        if (scan == ScanResult.NOTHING && !sampled) {
+        if (scan.nothingOfInterest() && !sampled) {
             return StatementPlan.unflagged(sql); // its run decides, if it must (a statement watched)
         }
         if (scan.hasSkipLocked() && settings.skipLocked() != Settings.SkipLocked.OFF) {
@@ -258,8 +258,15 @@ public final class ConnectionGuard {
         if (plan.finalTransactionEnd() != null && ends.checksAtTextEnd(plan)) {
             return runs.endingTransaction(plan, plan.finalTransactionEnd(), binds, face, call);
         }
-        if (endsOwnersTransaction(plan)) {
+        LockPolicy.OwnerStep step = ownersStep(plan);
+        if (step == LockPolicy.OwnerStep.ENDS_TRANSACTION) {
             return runs.endingTransaction(plan, plan.scan.finalEnd(), binds, face, call);
+        }
+        if (step == LockPolicy.OwnerStep.FENCED || step == LockPolicy.OwnerStep.LETS_GO_AFTER) {
+            return runs.owning(plan, binds, face, call); // a text the prefilter flagged (SKIP LOCKED, a code body, ...)
+        }
+        if (step == LockPolicy.OwnerStep.FENCES_IN_TEXT && plan.form == LockPolicy.Form.TEXT) {
+            return runs.fencingInText(plan, face, call);
         }
         Situation where = plan.where != null ? plan.where : situation();
         Plan p = plan.decided != null ? plan.decided : session.plan(plan.original,
@@ -271,21 +278,22 @@ public final class ConnectionGuard {
     }
 
     /**
-     * emulate: the text's last statement ends a transaction whose end is fenced or followed in the lock table (the
-     * owner holds emulated locks, or its open transaction has emulation state): the end goes as commit() and
-     * rollback() do ({@link LockPolicy#ownerStep}); a text with advisory calls is split and each part asks this.
+     * emulate: what the one rule ({@link LockPolicy#ownerStep}) says of a text without advisory calls while the owner
+     * holds emulated locks or its open transaction has emulation state (a text with calls is split, and each part
+     * asks this); null otherwise. Its last statement ending such a transaction goes as commit() and rollback() do;
+     * an autocommit statement is fenced; a text that keeps work before its end is fenced there.
      */
-    private boolean endsOwnersTransaction(StatementPlan plan) throws SQLException {
-        if (!emulation.on() || plan.scan.finalEnd() == null || !plan.scan.calls().isEmpty()) {
-            return false;
+    private LockPolicy.OwnerStep ownersStep(StatementPlan plan) throws SQLException {
+        if (!emulation.on() || !plan.scan.calls().isEmpty()) {
+            return null;
         }
         boolean holds = emulation.ownerHolds();
-        if (!holds && !emulation.transactionPending()) {
-            return false;
+        if (!holds && (plan.scan.finalEnd() == null || !emulation.transactionPending())) {
+            return null;
         }
         boolean inTransaction = plan.where != null ? plan.where.statementRunsInTransaction()
                 : Pgjdbc.statementRunsInTransaction(raw);
-        return LockPolicy.ownerStep(plan, inTransaction, holds) == LockPolicy.OwnerStep.ENDS_TRANSACTION;
+        return LockPolicy.ownerStep(plan, inTransaction, holds);
     }
 
     /** True while the owner of this connection's statements holds emulated locks (a volatile read when none does). */

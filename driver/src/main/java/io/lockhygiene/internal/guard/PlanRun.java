@@ -38,7 +38,7 @@ public final class PlanRun {
         this.session = session;
         this.ends = ends;
         this.emulation = session.emulation();
-        this.several = new SeveralStatements(guard, ends);
+        this.several = new SeveralStatements(guard, raw, ends);
     }
 
     /**
@@ -69,6 +69,11 @@ public final class PlanRun {
         return several.endingTransaction(plan, end, binds, face, call);
     }
 
+    /** A text of an owner holding emulated locks that keeps work before its end (see {@link SeveralStatements#fencingInText}). */
+    <R> Executed<R> fencingInText(StatementPlan plan, StatementSource face, Call<R> call) throws SQLException {
+        return several.fencingInText(plan, face, call);
+    }
+
     /**
      * A statement without advisory calls of an owner that holds emulated locks, as the one rule says
      * ({@link LockPolicy#ownerStep}). In autocommit it is its own commit, so it is fenced in its own round trip:
@@ -92,6 +97,13 @@ public final class PlanRun {
                 return Executed.onApp(result);
             case FENCED:
                 return fenced(plan, face, call);
+            case FENCES_IN_TEXT:
+                if (plan.form == LockPolicy.Form.TEXT) {
+                    return fencingInText(plan, face, call);
+                }
+                // a prepared text of several statements: its bind values cannot be cut with it, so it runs as it
+                // is (not fenced; docs/emulate.md says so)
+                // fall through
             default:
                 R ran = call.run(app, plan.sent);
                 if (inTransaction) {
@@ -104,6 +116,10 @@ public final class PlanRun {
     /** An owner's autocommit statement with the fence in its round trip (see {@link #owning}). */
     private <R> Executed<R> fenced(StatementPlan plan, StatementSource face, Call<R> call) throws SQLException {
         Statement app = face.app();
+        if (plan.scan().statementCount() > 1) {
+            // several statements: in a transaction of ours, so the application reads pgjdbc's own results of them
+            return Executed.onApp(ends.runWrapped(app, plan.sent, call));
+        }
         int[] seals = emulation.commitSeals();
         if (seals == null) {
             return Executed.onApp(call.run(app, plan.sent));

@@ -1,11 +1,15 @@
 package io.lockhygiene.internal.guard;
 
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 
 import io.lockhygiene.internal.guard.PlanRun.Executed;
+import io.lockhygiene.internal.pgjdbc.Pgjdbc;
+import io.lockhygiene.internal.policy.LockPolicy.Situation;
+import io.lockhygiene.internal.policy.TextFences;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.SqlScanner;
 import io.lockhygiene.internal.sql.TransactionControl;
@@ -17,10 +21,12 @@ import io.lockhygiene.internal.sql.TransactionControl;
  */
 final class SeveralStatements {
     private final ConnectionGuard guard;
+    private final Connection raw;
     private final TransactionEnds ends;
 
-    SeveralStatements(ConnectionGuard guard, TransactionEnds ends) {
+    SeveralStatements(ConnectionGuard guard, Connection raw, TransactionEnds ends) {
         this.guard = guard;
+        this.raw = raw;
         this.ends = ends;
     }
 
@@ -46,6 +52,33 @@ final class SeveralStatements {
         Executed<R> result = guard.run(first, binds, face, call);
         ends.endTransactionByText(endText);
         return result;
+    }
+
+    /**
+     * emulate: a text of an owner holding emulated locks that keeps work before its end ({@code BEGIN; INSERT ...;
+     * COMMIT; SELECT 1}, or statements after its COMMIT that PostgreSQL commits at the text's end): run in pieces cut
+     * around each point where a fence goes ({@link TextFences}), each planned on its own, so a COMMIT goes as the
+     * API's end with the fence and the autocommit statements at the end go fenced as one; the results in order, as
+     * one execution's. A piece that fails stops the rest, as PostgreSQL skips the rest of a text after an error.
+     */
+    <R> Executed<R> fencingInText(StatementPlan plan, StatementSource face, Call<R> call) throws SQLException {
+        StatementPlan read = plan.read();
+        int[] points = TextFences.points(read.scan, Pgjdbc.statementRunsInTransaction(raw),
+                Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.FAILED);
+        List<String> pieces = TextFences.pieces(read.sent(), read.scan, points);
+        List<Statement> results = new ArrayList<>(pieces.size());
+        try {
+            for (String piece : pieces) {
+                results.add(runPiece(piece, face));
+            }
+        } catch (SQLException | RuntimeException e) {
+            for (Statement s : results) {
+                closeQuietly(s);
+            }
+            throw e;
+        }
+        Statement chained = face.chain(results);
+        return Executed.resultsOn(call.run(chained, plan.original), chained, null);
     }
 
     /**

@@ -82,7 +82,7 @@ public final class StatementPlan implements LockPolicy.OwnerText {
     public ScanResult scan() {
         ScanResult r = read;
         if (r == null) {
-            r = sentScan != ScanResult.NOTHING || sent == null || sent.isEmpty() ? sentScan : TextAnalysis.of(sent).scan();
+            r = !sentScan.nothingOfInterest() || sent == null || sent.isEmpty() ? sentScan : TextAnalysis.of(sent).scan();
             read = r;
         }
         return r;
@@ -110,7 +110,7 @@ public final class StatementPlan implements LockPolicy.OwnerText {
 
     /** True when no execution needs any work (unless the connection watches every statement). */
     public boolean unflagged() {
-        return scan == ScanResult.NOTHING;
+        return scan.nothingOfInterest();
     }
 
     /** emulate decides the calls: the bind values must be kept for it. */

@@ -182,7 +182,8 @@ final class TransactionEnds {
      * @param api the JDBC API's commit() / rollback() (pgjdbc's own when no check is due), else a text
      */
     private SQLWarning endTransaction(String command, boolean api) throws SQLException {
-        boolean commitsOpen = TransactionControl.commits(command)
+        // PREPARE TRANSACTION too: the work it keeps is committed later, by COMMIT PREPARED from any session
+        boolean commitsOpen = TransactionControl.keepsWork(command)
                 && Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.OPEN;
         boolean check = checkAtTransactionEnd() && Pgjdbc.inTransaction(raw);
         TransactionEnd end;

@@ -156,7 +156,14 @@ public final class LockPolicy {
          * text, or a COMMIT or ROLLBACK AND CHAIN): that end goes as the API's commit or rollback does, with the fence of an owner holding emulated
          * locks (and the leak check) in its round trip, and the lock table follows it.
          */
-        ENDS_TRANSACTION
+        ENDS_TRANSACTION,
+        /**
+         * A text of several statements of an owner holding emulated locks that keeps work before its last statement
+         * (a COMMIT, END or PREPARE TRANSACTION in its middle; an INSERT after its COMMIT, which PostgreSQL commits
+         * at the text's end): the fence goes before each such point ({@link TextFences#points}), each front end in its
+         * way (R2DBC in the one text, JDBC by running the text in pieces cut there).
+         */
+        FENCES_IN_TEXT
     }
 
     /**
@@ -210,10 +217,16 @@ public final class LockPolicy {
             }
         }
         ScanResult scan = text.scan();
+        if (!inTransaction && ownerHolds && scan.statementCount() > 1 && !scan.hasTransactionControl()) {
+            return OwnerStep.FENCED; // several statements in autocommit: one implicit transaction, one commit
+        }
         TransactionControl end = scan.finalEnd(); // AND CHAIN too: it commits, and the table's transaction ends
         // in autocommit a text of its own BEGIN ... COMMIT is a transaction too: its COMMIT is fenced
-        return end != null && (inTransaction || scan.opensTransactionBefore(end)) ? OwnerStep.ENDS_TRANSACTION
-                : OwnerStep.AS_IS;
+        if (end != null && (inTransaction || scan.opensTransactionBefore(end))) {
+            return OwnerStep.ENDS_TRANSACTION;
+        }
+        return ownerHolds && scan.statementCount() > 1 && TextFences.points(scan, inTransaction, false).length > 0
+                ? OwnerStep.FENCES_IN_TEXT : OwnerStep.AS_IS;
     }
 
     /**

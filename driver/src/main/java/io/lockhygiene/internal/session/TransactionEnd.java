@@ -68,6 +68,11 @@ public final class TransactionEnd {
         return seals == null ? end : emulation.fence(seals) + "; " + end;
     }
 
+    /** The fence alone (for a front end that puts it into a text of its own), or null when the end is not fenced. */
+    public String fence(Emulation emulation) {
+        return seals == null ? null : emulation.fence(seals);
+    }
+
     /**
      * The text failed with {@code serverError}: the loss (08006 naming the keys; the holder looks at its sessions
      * at once, so it may block) when the fence failed, and the transaction, aborted by it, is to be rolled back;

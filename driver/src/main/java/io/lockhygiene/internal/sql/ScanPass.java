@@ -83,7 +83,8 @@ final class ScanPass {
         if (tokensInStatement) {
             statements++;
         }
-        return calls.isEmpty() && !skipLocked && bodies.isEmpty() && transactionControls.isEmpty()
+        // a text of several statements keeps its count (an owner's is one implicit transaction: its commit is fenced)
+        return calls.isEmpty() && !skipLocked && bodies.isEmpty() && transactionControls.isEmpty() && statements <= 1
                 ? ScanResult.NOTHING
                 : new ScanResult(calls, skipLocked, writes, statements, bodies, semicolons, skipLockedAt,
                         transactionControls);
@@ -160,7 +161,8 @@ final class ScanPass {
         if (tokensInStatement && wordCount > 0) {
             TransactionControl.Kind kind = TransactionControl.classify(words, wordCount);
             if (kind != null) {
-                transactionControls.add(new TransactionControl(kind, statementStart, tokStart, statements));
+                transactionControls.add(new TransactionControl(kind, statementStart, tokStart, statements,
+                        TransactionControl.keepsWork(kind, words[0])));
             }
         }
         wordCount = 0;

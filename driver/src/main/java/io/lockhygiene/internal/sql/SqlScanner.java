@@ -174,6 +174,17 @@ public final class SqlScanner {
             }
             this.sessionLevel = session;
             this.sessionAcquire = acquire;
+            this.nothingOfInterest = calls.isEmpty() && !skipLocked && bodies.isEmpty() && transactionControls.isEmpty();
+        }
+
+        private final boolean nothingOfInterest;
+
+        /**
+         * True when the text has no advisory call, SKIP LOCKED, code body or transaction control: {@link #NOTHING},
+         * or a text of several such statements (which keeps its count).
+         */
+        public boolean nothingOfInterest() {
+            return nothingOfInterest;
         }
 
         /** Every advisory function call, in text order, session-level and xact alike. */

@@ -26,12 +26,28 @@ public final class TransactionControl {
     private final int start;
     private final int end;
     private final int statementIndex;
+    private final boolean keepsWork;
 
-    TransactionControl(Kind kind, int start, int end, int statementIndex) {
+    TransactionControl(Kind kind, int start, int end, int statementIndex, boolean keepsWork) {
         this.kind = kind;
         this.start = start;
         this.end = end;
         this.statementIndex = statementIndex;
+        this.keepsWork = keepsWork;
+    }
+
+    /**
+     * True for an end that keeps what the transaction did: COMMIT and END (with or without AND CHAIN), and PREPARE
+     * TRANSACTION, whose work is kept for a later COMMIT PREPARED. Not a ROLLBACK or ABORT.
+     */
+    public boolean keepsWork() {
+        return keepsWork;
+    }
+
+    /** The first word of a statement {@link #classify} took for an end: whether that end keeps the work. */
+    static boolean keepsWork(Kind kind, String firstWord) {
+        return (kind == Kind.END || kind == Kind.END_AND_CHAIN)
+                && ("commit".equals(firstWord) || "end".equals(firstWord) || "prepare".equals(firstWord));
     }
 
     /** Which statement of the text it is, from 0. */
@@ -82,6 +98,15 @@ public final class TransactionControl {
     public static boolean commits(String endText) {
         SqlLexer lexer = new SqlLexer(endText);
         return lexer.next() == SqlLexer.IDENT && (lexer.isWord("commit") || lexer.isWord("end"));
+    }
+
+    /**
+     * True when the transaction end {@code endText} keeps the transaction's work (see {@link #keepsWork()}): COMMIT,
+     * END, COMMIT AND CHAIN, PREPARE TRANSACTION, in any case, after comments.
+     */
+    public static boolean keepsWork(String endText) {
+        SqlLexer lexer = new SqlLexer(endText);
+        return lexer.next() == SqlLexer.IDENT && (lexer.isWord("commit") || lexer.isWord("end") || lexer.isWord("prepare"));
     }
 
     /**

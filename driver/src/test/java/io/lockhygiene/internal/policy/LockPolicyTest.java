@@ -195,17 +195,54 @@ class LockPolicyTest {
             "COMMIT                                        | false | true  | AS_IS",
             "INSERT INTO t VALUES (1); COMMIT              | true  | true  | ENDS_TRANSACTION",
             "BEGIN; INSERT INTO t VALUES (1); COMMIT       | false | true  | ENDS_TRANSACTION",
-            "INSERT INTO t VALUES (1); COMMIT              | false | true  | AS_IS",
+            "INSERT INTO t VALUES (1); COMMIT              | false | true  | FENCES_IN_TEXT",
+            "INSERT INTO t VALUES (1); COMMIT              | false | false | AS_IS",
+            "INSERT INTO t VALUES (1); INSERT INTO t VALUES (2) | false | true | FENCED",
+            "INSERT INTO t VALUES (1); INSERT INTO t VALUES (2) | true | true | AS_IS",
+            "INSERT INTO t VALUES (1); INSERT INTO t VALUES (2) | false | false | AS_IS",
+            "BEGIN; INSERT INTO t VALUES (1); COMMIT; SELECT 1 | false | true | FENCES_IN_TEXT",
+            "BEGIN; INSERT INTO t VALUES (1); ROLLBACK; SELECT 1 | false | true | FENCES_IN_TEXT",
+            "BEGIN; INSERT INTO t VALUES (1); ROLLBACK; BEGIN | false | true | AS_IS",
+            "PREPARE TRANSACTION 'x'; SELECT 1             | true  | true  | FENCES_IN_TEXT",
             "COMMIT AND CHAIN                              | true  | true  | ENDS_TRANSACTION",
             "rollback and chain                            | true  | false | ENDS_TRANSACTION",
             "COMMIT AND CHAIN                              | false | true  | AS_IS",
-            "COMMIT; INSERT INTO t VALUES (1)              | true  | true  | AS_IS",
+            "COMMIT; INSERT INTO t VALUES (1)              | true  | true  | FENCES_IN_TEXT",
+            "COMMIT; INSERT INTO t VALUES (1)              | true  | false | AS_IS",
             "SAVEPOINT a                                   | true  | true  | AS_IS",
             "/* COMMIT */ SELECT 'COMMIT'                  | true  | true  | AS_IS",
     })
     void anOwnersStatementWithoutCalls(String sql, boolean inTransaction, boolean holds, LockPolicy.OwnerStep expected) {
         assertEquals(expected, LockPolicy.ownerStep(LockPolicy.OwnerText.of(sql, SqlScanner.scan(sql)), inTransaction,
                 holds));
+    }
+
+    /**
+     * Where an owner's text keeps work, so its fence goes there: before each COMMIT, END, COMMIT AND CHAIN or PREPARE
+     * TRANSACTION, and at the end of a text that ends in an implicit transaction; never before a failed transaction's
+     * own end (its rollback).
+     */
+    @ParameterizedTest(name = "fence points of {0}, in transaction={1}, failed={2} -> {3}")
+    @CsvSource(delimiter = '|', value = {
+            "INSERT INTO t VALUES (1)                                   | false | false | ''",
+            "INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)         | false | false | 2",
+            "INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)         | true  | false | ''",
+            "BEGIN; INSERT INTO t VALUES (1); COMMIT                    | false | false | 2",
+            "BEGIN; INSERT INTO t VALUES (1); COMMIT; SELECT 1          | false | false | 2 4",
+            "BEGIN; INSERT INTO t VALUES (1); COMMIT; SELECT 1          | true  | false | 2 4",
+            "BEGIN; INSERT INTO t VALUES (1); ROLLBACK; SELECT 1        | false | false | 4",
+            "BEGIN; INSERT INTO t VALUES (1); ABORT                     | false | false | ''",
+            "INSERT INTO t VALUES (1); COMMIT AND CHAIN; SELECT 1       | true  | false | 1",
+            "INSERT INTO t VALUES (1); END; BEGIN; SELECT 1; COMMIT     | true  | false | 1 4",
+            "PREPARE TRANSACTION 'x'; SELECT 1                          | true  | false | 0 2",
+            "COMMIT; BEGIN; INSERT INTO t VALUES (1); COMMIT            | true  | true  | 3",
+            "ROLLBACK TO SAVEPOINT a; INSERT INTO t VALUES (1); COMMIT  | true  | true  | 2",
+            "COMMIT PREPARED 'x'; SELECT 1                              | false | false | 2",
+    })
+    void whereAnOwnersTextKeepsWork(String sql, boolean inTransaction, boolean failed, String expected) {
+        int[] points = TextFences.points(SqlScanner.scan(sql), inTransaction, failed);
+        assertEquals(expected, java.util.Arrays.stream(points).mapToObj(Integer::toString)
+                .collect(java.util.stream.Collectors.joining(" ")));
     }
 
     @ParameterizedTest(name = "batch fenced: in transaction={0}, holds={1}, transaction control={2} -> {3}")

@@ -22,7 +22,13 @@ final class LostLockWriter {
         /** One BEGIN as text, then each write committed with COMMIT AND CHAIN (the next transaction opens at once). */
         CHAINED,
         /** BEGIN and COMMIT as prepared statements (as some frameworks send every text). */
-        PREPARED_ENDS
+        PREPARED_ENDS,
+        /** Two INSERTs in one text in autocommit: one implicit transaction, committed at the text's end. */
+        SEVERAL,
+        /** One text that begins and commits a transaction and goes on after its COMMIT: {@code BEGIN; INSERT; COMMIT; SELECT 1}. */
+        COMMIT_MID_TEXT,
+        /** An autocommit INSERT with a SKIP LOCKED subquery (a job queue's shape), which the prefilter flags. */
+        SKIP_LOCKED
     }
 
     /** What the writer did: rows it saw committed, and its first error (SQLState, wall-clock millis), if any. */
@@ -54,6 +60,12 @@ final class LostLockWriter {
     static Result run(Connection a, long key, String run, Style style, CountDownLatch locked, AtomicBoolean stop)
             throws SQLException, InterruptedException {
         return run(a, key, run, style, locked, stop, null);
+    }
+
+    /** One row, inserted by a statement with a SKIP LOCKED subquery (that locks nothing: it finds no row). */
+    static String skipLocked(String run) {
+        return "INSERT INTO lost_rows (run, worker) SELECT '" + run.replace("'", "''") + "', 'A' WHERE NOT EXISTS"
+                + " (SELECT 1 FROM lost_rows l WHERE false FOR UPDATE SKIP LOCKED)";
     }
 
     /** What a pool does for an application whose connection broke: hands it another one. */
@@ -91,7 +103,14 @@ final class LostLockWriter {
                         }
                     }
                     insert.setString(1, run);
-                    if (style == Style.BATCH) {
+                    String literal = "INSERT INTO lost_rows (run, worker) VALUES ('" + run.replace("'", "''") + "', 'A')";
+                    if (style == Style.SEVERAL || style == Style.COMMIT_MID_TEXT || style == Style.SKIP_LOCKED) {
+                        try (Statement text = current.createStatement()) {
+                            text.execute(style == Style.SEVERAL ? literal + "; " + literal
+                                    : style == Style.SKIP_LOCKED ? skipLocked(run)
+                                    : "BEGIN; " + literal + "; COMMIT; SELECT 1");
+                        }
+                    } else if (style == Style.BATCH) {
                         insert.addBatch();
                         insert.executeBatch();
                     } else {

@@ -56,7 +56,13 @@ class R2dbcFencedCommitTest {
         /** One BEGIN as text, then each write committed with COMMIT AND CHAIN. */
         CHAINED,
         /** BEGIN as text, then the write and its COMMIT in one text of two statements. */
-        ENDING_TEXT
+        ENDING_TEXT,
+        /** Two INSERTs in one text in autocommit: one implicit transaction, committed at the text's end. */
+        SEVERAL,
+        /** One text that begins and commits a transaction and goes on after its COMMIT: {@code BEGIN; INSERT; COMMIT; SELECT 1}. */
+        COMMIT_MID_TEXT,
+        /** An autocommit INSERT with a SKIP LOCKED subquery (a job queue's shape). */
+        SKIP_LOCKED
     }
 
     /** What A did: rows committed, rows committed after B took the key, A's first error. */
@@ -109,8 +115,16 @@ class R2dbcFencedCommitTest {
                             || (style == Style.CHAINED && committed.get() == 0)) {
                         run(a.get(), "BEGIN");
                     }
+                    String insert = "insert into lost_rows (run, worker) values ('" + runId + "', 'a')";
                     if (style == Style.ENDING_TEXT) {
-                        run(a.get(), "insert into lost_rows (run, worker) values ('" + runId + "', 'a'); COMMIT");
+                        run(a.get(), insert + "; COMMIT");
+                    } else if (style == Style.SEVERAL) {
+                        run(a.get(), insert + "; " + insert);
+                    } else if (style == Style.SKIP_LOCKED) {
+                        run(a.get(), "insert into lost_rows (run, worker) select '" + runId + "', 'a' where not exists"
+                                + " (select 1 from lost_rows l where false for update skip locked)");
+                    } else if (style == Style.COMMIT_MID_TEXT) {
+                        run(a.get(), "BEGIN; " + insert + "; COMMIT; select 1");
                     } else if (style == Style.BATCH) {
                         batch(a.get(), "insert into lost_rows (run, worker) values ('" + runId + "', 'a')");
                     } else {

@@ -1,13 +1,16 @@
 package io.lockhygiene.r2dbc.internal;
 
 import java.sql.SQLException;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
 import io.lockhygiene.internal.session.TransactionEnd;
 import io.lockhygiene.internal.sql.Seals;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.TransactionControl;
+import io.lockhygiene.internal.policy.TextFences;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.PgLocks;
 import io.lockhygiene.internal.policy.LockPolicy;
@@ -48,35 +51,38 @@ final class R2dbcEnds {
     }
 
     /**
-     * A text of several statements whose last one ends the transaction (the one rule's ENDS_TRANSACTION that is not
-     * a text's only statement): R2DBC sends a text as one statement, so the fence of an owner holding emulated locks
-     * goes into the text itself, right before its end ({@code INSERT ...; <fence>; COMMIT}, one round trip, as
-     * JDBC's {@code <fence>; COMMIT}). The fence's own result is not shown; when the fence fails (a session the
-     * owner's locks lived on is gone), PostgreSQL skips the COMMIT, and the transaction is rolled back and the
-     * application gets 08006 naming the keys. Without an owner's locks to fence, or for an end that does not commit,
-     * the text runs as it is.
+     * A text of several statements of an owner holding emulated locks that keeps work: its last statement ends the
+     * transaction (the one rule's ENDS_TRANSACTION that is not a text's only statement), or it commits before its end
+     * (FENCES_IN_TEXT). R2DBC sends a text as one statement, so the fence goes into the text itself, before each end
+     * that keeps work and after autocommit statements at its end ({@link TextFences}: {@code INSERT ...; <fence>;
+     * COMMIT}, one round trip, as JDBC's {@code <fence>; COMMIT}). A fence's result is not shown; when a fence fails
+     * (a session the owner's locks lived on is gone), PostgreSQL skips the rest of the text, the transaction it ran
+     * in is rolled back, and the application gets 08006 naming the keys. Null when nothing is to be fenced: the text
+     * runs as it is.
      *
-     * @param inTransaction the text starts inside a transaction (else its own BEGIN opens the one it ends)
+     * @param inTransaction the text starts inside a transaction
      */
-    Flux<Result> textEnding(GuardedStatement st, String sql, TransactionControl end, boolean inTransaction) {
-        String endText = end.textIn(sql);
-        boolean commitsOpen = TransactionControl.commits(endText) && !(inTransaction && guard.serverTransactionFailed());
-        if (guard.emulation == null || !commitsOpen || !guard.emulation.ownerHolds()) {
+    Flux<Result> fencedText(GuardedStatement st, String sql, ScanResult scan, boolean inTransaction) {
+        if (guard.emulation == null || !guard.emulation.ownerHolds()) {
             return null;
         }
-        Mono<TransactionEnd> decided = Blocking.call(() -> TransactionEnd.decide(guard.emulation, endText, true, false));
+        int[] points = TextFences.points(scan, inTransaction, inTransaction && guard.serverTransactionFailed());
+        if (points.length == 0) {
+            return null;
+        }
+        Mono<TransactionEnd> decided = Blocking.call(() -> TransactionEnd.decide(guard.emulation, "COMMIT", true, false));
         return guard.begin.now().then(decided)
                 .onErrorResume(SQLException.class,
                         lost -> rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost))))
                 .flatMapMany(te -> {
-                    String sent = te.fenced() ? sql.substring(0, end.start()) + te.text(guard.emulation) : sql;
-                    Flux<Result> results = Flux.from(st.real(guard.proxy, sent).execute());
                     if (!te.fenced()) {
-                        return results;
+                        return Flux.from(st.real(guard.proxy, sql).execute());
                     }
-                    long fenceAt = end.statementIndex(); // the fence's result comes right before the end's
-                    return results.index().concatMap(r -> r.getT1() != fenceAt ? Mono.just(r.getT2())
-                            : fenceResult(te, r.getT2()));
+                    String sent = TextFences.spliced(sql, scan, points, te.fence(guard.emulation));
+                    long[] fences = TextFences.resultIndices(points);
+                    return Flux.from(st.real(guard.proxy, sent).execute()).index()
+                            .concatMap(r -> Arrays.binarySearch(fences, r.getT1()) >= 0 ? fenceResult(te, r.getT2())
+                                    : Mono.just(r.getT2()));
                 });
     }
 

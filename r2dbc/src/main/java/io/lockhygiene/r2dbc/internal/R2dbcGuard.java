@@ -366,11 +366,10 @@ final class R2dbcGuard {
                         return endedByText(sql);
                     }
                     // a text of several statements goes as one: the fence rides in it, before its end
-                    run = ends.textEnding(st, sql, scan.finalEnd(), inTransaction);
-                    if (run != null && inTransaction) {
-                        // an error before the end aborted the transaction (PostgreSQL skipped the rest): followed
-                        run = followingFailure(run);
-                    }
+                    run = fencedText(st, sql, scan, inTransaction);
+                    break;
+                case FENCES_IN_TEXT:
+                    run = fencedText(st, sql, scan, inTransaction); // before each end that keeps work, and at its end
                     break;
                 default:
                     break;
@@ -395,6 +394,13 @@ final class R2dbcGuard {
                     ? ends.ended() : Mono.<Void>empty()).then(Mono.empty()));
         }
         return run;
+    }
+
+    /** The text with the owner's fences in it ({@link R2dbcEnds#fencedText}), or null; a failure it met is followed. */
+    private Flux<Result> fencedText(GuardedStatement st, String sql, ScanResult scan, boolean inTransaction) {
+        Flux<Result> run = ends.fencedText(st, sql, scan, inTransaction);
+        // an error aborted the transaction it ran in (PostgreSQL skipped the rest): followed
+        return run != null && inTransaction ? followingFailure(run) : run;
     }
 
     /**
