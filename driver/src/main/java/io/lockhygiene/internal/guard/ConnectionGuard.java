@@ -11,6 +11,7 @@ import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.guard.PlanRun.Executed;
 import io.lockhygiene.internal.session.OwnerSession;
 import io.lockhygiene.internal.session.TextAnalysis;
+import io.lockhygiene.internal.session.TransactionPooling;
 import io.lockhygiene.internal.leak.RecentCalls.RecentStatements;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
@@ -85,7 +86,12 @@ public final class ConnectionGuard {
         this.off = session.off();
         this.alwaysCheck = LockPolicy.checksEveryTransaction(settings);
         this.emulation = session.emulation();
-        this.pooler = new PoolerDetection(raw, settings, session.id(), emulation.threadOwners());
+        // emulate chosen by name on connections a pool lends to any thread: the pool is the pooler (a thread's lock lives
+        // in the lock holder across borrows, never on one borrowed connection). The default does this only behind a
+        // transaction pooler (asked): a pool of the server's own sessions, or of a session pooler's, keeps pgjdbc's
+        // meaning, a lock belonging to the connection that took it
+        this.pooler = new PoolerDetection(raw, new TransactionPooling(settings, session.id(),
+                emulation.threadOwners() && !settings.modeIsDefault()));
         this.ends = new TransactionEnds(raw, session, pooler, recent);
         this.runs = new PlanRun(this, raw, session, ends);
     }

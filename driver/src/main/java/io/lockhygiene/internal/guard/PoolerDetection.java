@@ -5,81 +5,40 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 
-import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
-import io.lockhygiene.settings.Settings;
+import io.lockhygiene.internal.session.TransactionPooling;
 
 /**
- * Whether one connection reaches PostgreSQL through a transaction pooler: from {@code lockhygiene.poolMode} (which
- * the default sets to session for a route it found direct), or detected once (the BackendKeyData pid pgjdbc was
- * given differs from {@code pg_backend_pid()}).
+ * JDBC's way of asking the server whether one connection reaches PostgreSQL through a transaction pooler; the
+ * answer and its rule are the core's ({@link TransactionPooling}): pgjdbc's announced pid against
+ * {@code pg_backend_pid()}, once, at once.
  */
 final class PoolerDetection {
     private final Connection raw;
-    private final Settings settings;
-    private final String id;
-    /** emulate on connections a pool lends to any thread. */
-    private final boolean threadOwners;
-    private Boolean transactionPooling; // resolved lazily: null until first needed, or while detection fails
+    private final TransactionPooling pooling;
 
-    PoolerDetection(Connection raw, Settings settings, String id, boolean threadOwners) {
+    PoolerDetection(Connection raw, TransactionPooling pooling) {
         this.raw = raw;
-        this.settings = settings;
-        this.id = id;
-        this.threadOwners = threadOwners;
+        this.pooling = pooling;
     }
 
-    /**
-     * What {@link #transactionPooling()} answers, without asking the server: a pooler unless known
-     * otherwise. Detection can fail (inside an aborted transaction) and is then tried again later; until
-     * then every reader must assume the same stricter answer, or a transaction end goes unwatched.
-     */
+    /** See {@link TransactionPooling#assumed()}. */
     boolean assumesPooling() {
-        return !Boolean.FALSE.equals(transactionPooling);
+        return pooling.assumed();
     }
 
-    /** Resolved once per connection; auto looks for a pooler (BackendKeyData pid != pg_backend_pid()). */
+    /** Resolved once per connection (asked again after a failed question, assuming a pooler meanwhile). */
     boolean transactionPooling() throws SQLException {
-        if (transactionPooling == null && threadOwners && !settings.modeIsDefault()) {
-            // emulate chosen on connections a pool lends to any thread: the pool is the pooler (a thread's lock
-            // lives in the lock holder across borrows, never on one borrowed connection). The default does this
-            // only behind a transaction pooler (asked below): a pool of the server's own sessions, or of a
-            // session pooler's, keeps pgjdbc's meaning, a lock belonging to the connection that took it
-            transactionPooling = true;
+        Boolean known = pooling.known();
+        if (known != null) {
+            return known;
         }
-        if (transactionPooling == null) {
-            switch (settings.poolMode()) {
-                case TRANSACTION:
-                    transactionPooling = true;
-                    break;
-                case SESSION:
-                    transactionPooling = false;
-                    break;
-                default:
-                    Boolean detected = detectPooler();
-                    if (detected == null) {
-                        return true;
-                    }
-                    transactionPooling = detected;
-            }
-        }
-        return transactionPooling;
-    }
-
-    private Boolean detectPooler() throws SQLException {
         int announced = Pgjdbc.backendPid(raw);
-        try (Statement s = raw.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_catalog.pg_backend_pid()")) {
+        try (Statement s = raw.createStatement(); ResultSet rs = s.executeQuery(TransactionPooling.BACKEND_PID_QUERY)) {
             rs.next();
-            boolean pooler = rs.getInt(1) != announced;
-            Log.debug("LockHygiene: {} {}", id, pooler
-                    ? "reaches PostgreSQL through a pooler: treated as transaction pooling (lockhygiene.poolMode=session if it is not)"
-                    : "is connected directly");
-            return pooler;
+            return pooling.detected(announced, rs.getInt(1));
         } catch (SQLException e) {
-            // e.g. inside an aborted transaction: the application's own statement will fail with the real
-            // reason. Assume the stricter answer for now and ask again next time.
-            Log.debug("LockHygiene: {} could not tell whether a pooler is in between ({}); assuming one", id, e.toString());
-            return null;
+            return pooling.undetected(e);
         }
     }
 }

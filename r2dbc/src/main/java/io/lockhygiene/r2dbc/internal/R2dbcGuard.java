@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.session.OwnerSession;
 import io.lockhygiene.internal.session.TextAnalysis;
+import io.lockhygiene.internal.session.TransactionPooling;
 import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
@@ -50,7 +51,8 @@ final class R2dbcGuard {
     /** The session's emulation: emulate with a holder, else null. */
     final Emulation emulation;
     final R2dbcEnds ends;
-    private volatile Boolean transactionPooling;
+    /** The core's answer: the holder's locks are the owner's wherever it connects, so emulate is pooled everywhere. */
+    private final TransactionPooling transactionPooling;
     /** Ends of ours still on their way: later operations wait for them. */
     final PendingEnd gate = new PendingEnd();
     /** emulate: the application's BEGIN, sent with its first statement that needs the server. */
@@ -70,6 +72,7 @@ final class R2dbcGuard {
         this.settings = settings;
         this.session = new OwnerSession(settings, "lh-r2dbc-" + IDS.incrementAndGet(), holder, this::readSessionBounds);
         this.emulation = session.emulation();
+        this.transactionPooling = new TransactionPooling(settings, session.id(), emulation != null);
         this.ends = new R2dbcEnds(this);
         this.begin = new DeferredBegin(proxy, this::serverInTransaction);
     }
@@ -227,31 +230,30 @@ final class R2dbcGuard {
         });
     }
 
-    /** Transaction pooling: from lockhygiene.poolMode, or detected once (see {@link PoolerProbe}). */
+    /**
+     * Transaction pooling, the core's answer ({@link TransactionPooling}); asked of the server once when not known:
+     * r2dbc-postgresql's announced pid (read by {@link PostgresClient}) against {@code pg_backend_pid()}.
+     */
     Mono<Boolean> pooling() {
-        Boolean known = transactionPooling;
+        Boolean known = transactionPooling.known();
         if (known != null) {
             return Mono.just(known);
         }
-        if (emulation != null) {
-            transactionPooling = true; // the holder's locks are the owner's wherever it connects
-            return Mono.just(true);
+        Integer announced = PostgresClient.of(raw).processId();
+        if (announced == null) {
+            return Mono.just(transactionPooling.detected(null, 0));
         }
-        switch (settings.poolMode()) {
-            case TRANSACTION:
-                transactionPooling = true;
-                return Mono.just(true);
-            case SESSION:
-                transactionPooling = false;
-                return Mono.just(false);
-            default:
-                return PoolerProbe.behindPooler(raw, session.id()).doOnNext(p -> transactionPooling = p);
-        }
+        return Flux.from(raw.createStatement(TransactionPooling.BACKEND_PID_QUERY).execute())
+                .concatMap(r -> r.map((row, meta) -> row.get(0, Integer.class)))
+                .next()
+                .map(pid -> transactionPooling.detected(announced, pid))
+                .switchIfEmpty(Mono.fromSupplier(() -> transactionPooling.undetected("no answer")))
+                .onErrorResume(e -> Mono.just(transactionPooling.undetected(e)));
     }
 
     /** What {@link #pooling()} answers without asking: a pooler unless known otherwise. */
     boolean assumesPooling() {
-        return !Boolean.FALSE.equals(transactionPooling);
+        return transactionPooling.assumed();
     }
 
     /** One execution of a statement of ours: the plan decided now, from where the connection stands now. */
