@@ -33,9 +33,9 @@ final class SeveralStatements {
     /**
      * A text whose last statement ends the transaction while a leak check is due: what comes before the end
      * runs as usual (its results are the application's), then the end itself goes with the check in one
-     * round trip on a statement of ours, so the check runs on the server that held the transaction. A text
-     * that is only the end shows what pgjdbc shows after one; after a longer text, the end's own update
-     * count is the one result the application does not see.
+     * round trip on a statement of ours, so the check runs on the server that held the transaction. The
+     * application reads what pgjdbc shows: the results before the end, then the end's (no rows, count 0). A
+     * prepared statement's text shows the results before its end only (its bind values go with them).
      */
     <R> Executed<R> endingTransaction(StatementPlan plan, TransactionControl end, Binds binds, StatementSource face,
                                       Call<R> call) throws SQLException {
@@ -49,9 +49,25 @@ final class SeveralStatements {
         StatementPlan first = plan.sent.equals(plan.original) ? guard.planNow(before, SqlScanner.mightMatter(before), false,
                 plan.form)
                 : new StatementPlan(before, before, SqlScanner.scan(before), SqlScanner.scan(before), null, plan.form);
-        Executed<R> result = guard.run(first, binds, face, call);
-        ends.endTransactionByText(endText);
-        return result;
+        if (binds != null) {
+            // a prepared statement's: its bind values go with what comes before the end, whose results it shows
+            Executed<R> result = guard.run(first, binds, face, call);
+            ends.endTransactionByText(endText);
+            return result;
+        }
+        // a Statement's text: what comes before the end, then the end's own result (no rows, count 0), in order
+        List<Statement> results = new ArrayList<>(2);
+        try {
+            results.add(runPiece(first, face));
+            results.add(face.ended(ends.endTransactionByText(endText)));
+        } catch (SQLException | RuntimeException e) {
+            for (Statement s : results) {
+                closeQuietly(s);
+            }
+            throw e;
+        }
+        Statement chained = face.chain(results);
+        return Executed.resultsOn(call.run(chained, plan.original), chained, null);
     }
 
     /**
@@ -67,9 +83,22 @@ final class SeveralStatements {
                 Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.FAILED);
         List<String> pieces = TextFences.pieces(read.sent(), read.scan, points);
         List<Statement> results = new ArrayList<>(pieces.size());
+        boolean autoCommit = raw.getAutoCommit();
         try {
             for (String piece : pieces) {
-                results.add(runPiece(piece, face));
+                // pgjdbc opens a transaction (autocommit off) before a text's first statement only: what follows an
+                // end inside the text runs outside any transaction block, so no piece after the first gets its BEGIN
+                boolean asInText = !results.isEmpty() && !autoCommit && !Pgjdbc.inTransaction(raw);
+                if (asInText) {
+                    raw.setAutoCommit(true); // idle: pgjdbc sends nothing
+                }
+                try {
+                    results.add(runPiece(piece, face));
+                } finally {
+                    if (asInText) {
+                        raw.setAutoCommit(false); // a transaction the piece opened stays open, as after the text
+                    }
+                }
             }
         } catch (SQLException | RuntimeException e) {
             for (Statement s : results) {
@@ -112,7 +141,11 @@ final class SeveralStatements {
     }
 
     private Statement runPiece(String piece, StatementSource outer) throws SQLException {
-        StatementPlan p = guard.planNow(piece, SqlScanner.mightMatter(piece), false);
+        return runPiece(guard.planNow(piece, SqlScanner.mightMatter(piece), false), outer);
+    }
+
+    /** One piece, planned already, on a statement of ours; returns where its results are. */
+    private Statement runPiece(StatementPlan p, StatementSource outer) throws SQLException {
         PieceStatementSource face = new PieceStatementSource(outer);
         try {
             return face.results(guard.run(p, null, face, Statement::execute));
