@@ -31,6 +31,7 @@ class OwnersTextsTest {
     /** Each step: a text, or "autocommit off"/"autocommit on"/"commit()". */
     private static final String[] STEPS = {
             "INSERT INTO {t} VALUES (1); INSERT INTO {t} VALUES (2)",
+            "INSERT INTO {t} VALUES (1)",
             "BEGIN; INSERT INTO {t} VALUES (3); COMMIT; SELECT 1",
             "INSERT INTO {t} VALUES (4); COMMIT; SELECT 2",
             "BEGIN; INSERT INTO {t} VALUES (5); ROLLBACK; INSERT INTO {t} VALUES (6)",

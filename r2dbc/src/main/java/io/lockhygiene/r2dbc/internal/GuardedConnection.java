@@ -92,7 +92,7 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
 
     @Override
     public boolean isAutoCommit() {
-        return !guard.inTransaction();
+        return !guard.inTransaction() || guard.transactionOfOurs; // a transaction of ours is not the application's
     }
 
     @Override

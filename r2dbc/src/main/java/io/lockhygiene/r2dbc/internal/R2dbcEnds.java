@@ -158,14 +158,16 @@ final class R2dbcEnds {
     /**
      * A fenced end failed: when the fence did (a session the owner's locks lived on is gone), the transaction,
      * aborted by it, is rolled back and the application gets 08006 naming the keys, as a dead session's client
-     * gets an error; any other failure is the end's own.
+     * gets an error; any other failure is the end's own. Either way a transaction the failure left open is rolled
+     * back: a fence sent into a transaction that had failed meanwhile (the application stopped reading a statement
+     * whose error aborted it, before the server's status said so) fails with 25P02 and skips the end, and the
+     * connection must not stay in that failed transaction, as it does not in autocommit on PostgreSQL.
      */
     private Mono<Void> lossOrOwnError(TransactionEnd end, Throwable serverError) {
         // the holder looks at its sessions at once: off the event loop
         return Blocking.call(() -> Optional.ofNullable(end.lossOf(guard.emulation, R2dbcErrors.toSql(serverError))))
-                .flatMap(lost -> lost.isPresent()
-                        ? rollbackQuietly().then(ended()).then(Mono.<Void>error(R2dbcErrors.of(lost.get())))
-                        : ended().then(Mono.<Void>error(serverError)));
+                .flatMap(lost -> rollbackQuietly().then(ended()).then(Mono.<Void>error(lost.isPresent()
+                        ? R2dbcErrors.of(lost.get()) : serverError)));
     }
 
     /**
@@ -225,7 +227,8 @@ final class R2dbcEnds {
 
     /** {@code run} (a statement's or a batch's execution) in a transaction of ours; see {@link #wrapped(GuardedStatement, String)}. */
     Flux<Result> wrapped(java.util.function.Supplier<Publisher<? extends Result>> run) {
-        return Flux.usingWhen(Mono.from(guard.proxy.beginTransaction()).thenReturn(Boolean.TRUE),
+        return Flux.usingWhen(Mono.from(guard.proxy.beginTransaction()).doOnSuccess(began -> guard.transactionOfOurs = true)
+                        .thenReturn(Boolean.TRUE),
                 began -> Flux.<Result>from(run.get()),
                 began -> onItsOwn(commit()),
                 (began, error) -> onItsOwn(rollback()),
@@ -247,13 +250,17 @@ final class R2dbcEnds {
     }
 
     private Mono<Void> onItsOwn(Mono<Void> end) {
-        Mono<Void> shared = end.cache();
+        Mono<Void> shared = end.doFinally(signal -> guard.transactionOfOurs = false).cache();
         guard.gate.until(shared);
         return shared;
     }
 
     private Mono<Void> reportAfterCancel(Throwable e) {
-        if (guard.emulation == null || !Seals.isFenceFailure(R2dbcErrors.toSql(e))) {
+        SQLException failure = R2dbcErrors.toSql(e);
+        if ("25P02".equals(failure.getSQLState())) {
+            return Mono.empty(); // the statement's own error aborted the transaction: the application has it, ours is rolled back
+        }
+        if (guard.emulation == null || !Seals.isFenceFailure(failure)) {
             guard.session.reporter().checkFailed("at the end of a statement whose results the application stopped reading",
                     e instanceof Exception ? (Exception) e : new RuntimeException(e));
         }

@@ -64,6 +64,11 @@ final class R2dbcGuard {
      * table; false again once the server reports it is not failed.
      */
     boolean failureFollowed;
+    /**
+     * The server's open transaction is one of ours around an autocommit statement (until its end, which may still be
+     * on its way after the application saw the statement's error): the application is in autocommit all along.
+     */
+    volatile boolean transactionOfOurs;
 
     /** @param holder emulate's holder for this connection, or null (no emulation) */
     R2dbcGuard(Connection raw, Connection proxy, Settings settings, Holder holder) {
