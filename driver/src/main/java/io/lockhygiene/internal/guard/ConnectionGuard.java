@@ -269,7 +269,7 @@ public final class ConnectionGuard {
             return runs.endingTransaction(plan, plan.scan.finalEnd(), binds, face, call);
         }
         if (step == LockPolicy.OwnerStep.FENCED || step == LockPolicy.OwnerStep.LETS_GO_AFTER) {
-            return runs.owning(plan, binds, face, call); // a text the prefilter flagged (SKIP LOCKED, a code body, ...)
+            return runs.owning(plan, binds, face, call); // a text the prefilter flagged (SKIP LOCKED, a word it matched)
         }
         if (step == LockPolicy.OwnerStep.FENCES_IN_TEXT && plan.form == LockPolicy.Form.TEXT) {
             return runs.fencingInText(plan, face, call);
