@@ -61,13 +61,10 @@ final class SeveralStatements {
             results.add(runPiece(first, face));
             results.add(face.ended(ends.endTransactionByText(endText)));
         } catch (SQLException | RuntimeException e) {
-            for (Statement s : results) {
-                closeQuietly(s);
-            }
+            closeAll(results);
             throw e;
         }
-        Statement chained = face.chain(results);
-        return Executed.resultsOn(call.run(chained, plan.original), chained, null);
+        return shownInOrder(results, face, call, plan.original);
     }
 
     /**
@@ -101,13 +98,10 @@ final class SeveralStatements {
                 }
             }
         } catch (SQLException | RuntimeException e) {
-            for (Statement s : results) {
-                closeQuietly(s);
-            }
+            closeAll(results);
             throw e;
         }
-        Statement chained = face.chain(results);
-        return Executed.resultsOn(call.run(chained, plan.original), chained, null);
+        return shownInOrder(results, face, call, plan.original);
     }
 
     /**
@@ -131,13 +125,10 @@ final class SeveralStatements {
                 all.run(null, plan.original);
             }
         } catch (SQLException | RuntimeException e) {
-            for (Statement s : results) {
-                closeQuietly(s);
-            }
+            closeAll(results);
             throw e;
         }
-        Statement chained = face.chain(results);
-        return Executed.resultsOn(call.run(chained, plan.original), chained, null);
+        return shownInOrder(results, face, call, plan.original);
     }
 
     private Statement runPiece(String piece, StatementSource outer) throws SQLException {
@@ -171,6 +162,20 @@ final class SeveralStatements {
             out.add(last);
         }
         return out;
+    }
+
+    /** The pieces' results as one execution's: the application's call runs over them, in order. */
+    private static <R> Executed<R> shownInOrder(List<Statement> results, StatementSource face, Call<R> call,
+                                                 String original) throws SQLException {
+        Statement chained = face.chain(results);
+        return Executed.resultsOn(call.run(chained, original), chained, null);
+    }
+
+    /** Pieces that ran before one failed: their results the application never sees. */
+    private static void closeAll(List<Statement> results) {
+        for (Statement s : results) {
+            closeQuietly(s);
+        }
     }
 
     private static void closeQuietly(Statement s) {

@@ -198,10 +198,7 @@ final class R2dbcGuard {
         if (raw.isAutoCommit()) {
             return false;
         }
-        if (client == null) {
-            client = PostgresClient.of(raw);
-        }
-        return client.transactionFailed();
+        return client().transactionFailed();
     }
 
     /**
@@ -225,6 +222,14 @@ final class R2dbcGuard {
         return Blocking.run(emulation::innermostFailed);
     }
 
+    /** r2dbc-postgresql's client under {@link #raw}, read once. */
+    private PostgresClient client() {
+        if (client == null) {
+            client = PostgresClient.of(raw);
+        }
+        return client;
+    }
+
     /** Where the connection stands now; the pooling is detected once (one round trip) when asked first. */
     Mono<Situation> situation() {
         return pooling().map(pooled -> {
@@ -244,7 +249,7 @@ final class R2dbcGuard {
         if (known != null) {
             return Mono.just(known);
         }
-        Integer announced = PostgresClient.of(raw).processId();
+        Integer announced = client().processId();
         if (announced == null) {
             return Mono.just(transactionPooling.detected(null, 0));
         }
