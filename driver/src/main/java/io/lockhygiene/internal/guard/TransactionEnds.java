@@ -41,8 +41,6 @@ final class TransactionEnds {
     private final Emulation emulation;
     private final PoolerDetection pooler;
     private final RecentStatements recent;
-    /** Why the check now running came to run, for its report ({@link OwnerSession#checkAtTransactionEnd}). */
-    private String how = "";
 
     TransactionEnds(Connection raw, OwnerSession session, PoolerDetection pooler, RecentStatements recent) {
         this.raw = raw;
@@ -167,38 +165,28 @@ final class TransactionEnds {
         endTransaction("ROLLBACK", true);
     }
 
-    private boolean checkAtTransactionEnd() throws SQLException {
-        if (off) {
-            return false;
-        }
-        how = session.checkAtTransactionEnd(pooler.transactionPooling());
-        return how != null;
-    }
-
     /**
-     * Ends the transaction with {@code command} (COMMIT, ROLLBACK, or the application's own end text), with
-     * the leak check in the same round trip when it is due. Returns the end's warnings.
+     * Ends the transaction with {@code command} (COMMIT, ROLLBACK, or the application's own end text), with the
+     * fence and the leak check in the same round trip when due ({@link TransactionEnd}). Returns the end's warnings.
      *
-     * @param api the JDBC API's commit() / rollback() (pgjdbc's own when no check is due), else a text
+     * @param api the JDBC API's commit() / rollback() (pgjdbc's own when nothing rides along), else a text
      */
     private SQLWarning endTransaction(String command, boolean api) throws SQLException {
         // PREPARE TRANSACTION too: the work it keeps is committed later, by COMMIT PREPARED from any session
         boolean commitsOpen = TransactionControl.keepsWork(command)
                 && Pgjdbc.transactionStatus(raw) == Situation.TransactionStatus.OPEN;
-        boolean check = checkAtTransactionEnd() && Pgjdbc.inTransaction(raw);
+        String checkedBecause = off ? null : session.checkAtTransactionEnd(pooler.transactionPooling());
         TransactionEnd end;
         try {
-            end = TransactionEnd.decide(emulation, command, commitsOpen, check);
+            end = TransactionEnd.decide(session, command, commitsOpen,
+                    Pgjdbc.inTransaction(raw) ? checkedBecause : null);
         } catch (SQLException lost) {
-            calls.clear(); // a known loss: rolled back already (Emulation.lostBeforeCommit), never committed
-            emulation.transactionEnded();
+            session.transactionEnded(false); // rolled back already (Emulation.lostBeforeCommit), never committed
             throw lost;
         }
-        if (!end.checked()) {
-            if (end.fenced()) {
-                return endFenced(end);
-            }
-            SQLWarning warnings = null;
+        boolean pooling = pooler.assumesPooling();
+        SQLWarning warnings = null;
+        if (end.plain()) {
             if (api && "COMMIT".equals(command)) {
                 raw.commit();
             } else if (api) {
@@ -209,81 +197,41 @@ final class TransactionEnds {
                     warnings = s.getWarnings();
                 }
             }
-            if (pooler.assumesPooling()) {
-                calls.clear();
-            }
-            emulation.transactionEnded();
+            end.succeeded(null, pooling, recent);
             return warnings;
         }
-        return endAndCheck(end);
-    }
-
-    /**
-     * A commit of an owner that holds emulated locks, with the fence in its round trip: it takes effect only
-     * if the lock holder's sessions that hold them are still there at that moment; otherwise the fence's error
-     * stops it, the transaction is rolled back and the application gets 08006 naming the keys.
-     */
-    private SQLWarning endFenced(TransactionEnd end) throws SQLException {
-        SQLWarning warnings;
+        // The fence and the check ride along. A failure is the end's own (serialization, a deferred constraint, a
+        // lost connection: what the application's commit would have thrown), or the fence's: the loss.
+        List<HeldLock> held;
         try (Statement s = raw.createStatement()) {
-            s.execute(end.text(emulation));
-            warnings = s.getWarnings();
+            held = LeakReporter.readHeldLocks(s, s.execute(end.text()));
+            warnings = s.getWarnings(); // the end's own: the fence and the listing give none
         } catch (SQLException e) {
-            throw endedByFence(end, e);
-        } finally {
-            if (pooler.assumesPooling()) {
-                calls.clear();
-            }
+            SQLException lost = failed(end, e, pooling);
+            throw lost != null ? lost : e;
+        } catch (RuntimeException e) {
+            failed(end, e, pooling);
+            throw e;
         }
-        emulation.transactionEnded();
+        end.succeeded(held, pooling, recent);
         return warnings;
     }
 
     /**
-     * A fenced end failed: the fence's failure is the loss (the transaction, aborted by it, is rolled back
-     * here); any other failure is the end's own, as the application's own end would have thrown it.
+     * An end that carried the fence or the check failed: the loss when the fence did (the application gets it), the
+     * transaction it aborted rolled back; the transaction is over either way.
      */
-    private SQLException endedByFence(TransactionEnd end, SQLException e) {
-        calls.clear(); // the transaction is over either way
-        SQLException lost = end.lossOf(emulation, e);
-        if (lost == null) {
-            emulation.transactionEnded();
-            return e;
-        }
+    private SQLException failed(TransactionEnd end, Exception e, boolean pooling) {
+        SQLException lost = end.failed(e, pooling);
         try {
             if (Pgjdbc.inTransaction(raw)) {
                 Pgjdbc.executeSimple(raw, "ROLLBACK");
             }
         } catch (SQLException | RuntimeException ours) {
-            lost.addSuppressed(ours);
+            (lost != null ? lost : e).addSuppressed(ours);
         }
-        emulation.transactionEnded();
+        session.transactionEnded(false);
         return lost;
-    }
-
-    /**
-     * The end with the leak check in its round trip (and the fence before it, when the owner holds emulated
-     * locks); locks that moved to the holder are not reported.
-     */
-    private SQLWarning endAndCheck(TransactionEnd end) throws SQLException {
-        List<HeldLock> held;
-        SQLWarning warnings;
-        try (Statement s = raw.createStatement()) {
-            // A failure here is the COMMIT's own (serialization, deferred constraint, lost connection):
-            // exactly what the application's commit would have thrown, so it propagates as is.
-            held = LeakReporter.readHeldLocks(s, s.execute(end.text(emulation)));
-            warnings = s.getWarnings(); // the end's own: our listing gives none
-        } catch (SQLException | RuntimeException e) {
-            if (e instanceof SQLException && end.fenced()) {
-                throw endedByFence(end, (SQLException) e);
-            }
-            calls.clear(); // the transaction is over either way
-            emulation.transactionEnded();
-            throw e;
-        }
-        emulation.transactionEnded();
-        session.checkedAtTransactionEnd(held, end.command(), how, recent);
-        return warnings;
     }
 
     /**

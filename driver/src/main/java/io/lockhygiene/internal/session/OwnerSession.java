@@ -280,6 +280,23 @@ public final class OwnerSession {
     }
 
     /**
+     * The connection's transaction is over on the server (an end of the front end's, or a statement of the
+     * application that ended it there): the lock table lets go of its transaction-level locks, and under
+     * transaction pooling the calls recorded in it are cleared (its server is no longer the connection's; with a
+     * session of its own they stay for the check at the return). It may wait for the lock table's lock.
+     *
+     * @param pooling transaction pooling, as the front end assumes it now
+     */
+    public void transactionEnded(boolean pooling) {
+        if (pooling) {
+            calls.clear();
+        }
+        if (emulation != null) {
+            emulation.transactionEnded();
+        }
+    }
+
+    /**
      * Whether the leak check rides in the end of the open transaction, and why, in its report's words; null when it
      * is not due. Calls recorded in the transaction make it due under transaction pooling; otherwise the sample may
      * take the end ({@code lockhygiene.leakCheckSample}), or {@code leakCheck=always} does.

@@ -70,7 +70,7 @@ final class R2dbcEnds {
         if (points.length == 0) {
             return null;
         }
-        Mono<TransactionEnd> decided = Blocking.call(() -> TransactionEnd.decide(guard.emulation, "COMMIT", true, false));
+        Mono<TransactionEnd> decided = Blocking.call(() -> TransactionEnd.decide(guard.session, "COMMIT", true, null));
         return guard.begin.now().then(decided)
                 .onErrorResume(SQLException.class,
                         lost -> rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost))))
@@ -78,7 +78,7 @@ final class R2dbcEnds {
                     if (!te.fenced()) {
                         return Flux.from(st.real(guard.proxy, sql).execute());
                     }
-                    String sent = TextFences.spliced(sql, scan, points, te.fence(guard.emulation));
+                    String sent = TextFences.spliced(sql, scan, points, te.fence());
                     long[] fences = TextFences.resultIndices(points);
                     return Flux.from(st.real(guard.proxy, sent).execute()).index()
                             .concatMap(r -> Arrays.binarySearch(fences, r.getT1()) >= 0 ? fenceResult(te, r.getT2())
@@ -92,8 +92,7 @@ final class R2dbcEnds {
                         && !isNotice((Result.Message) segment)
                         ? Mono.just(((Result.Message) segment).exception()) : Mono.<io.r2dbc.spi.R2dbcException>empty()))
                 .next()
-                .flatMap(failed -> Blocking.call(() -> Optional.ofNullable(end.lossOf(guard.emulation,
-                                R2dbcErrors.toSql(failed))))
+                .flatMap(failed -> Blocking.call(() -> Optional.ofNullable(end.lossOf(R2dbcErrors.toSql(failed))))
                         .flatMap(lost -> lost.isPresent()
                                 ? rollbackQuietly().then(ended()).then(Mono.<Result>error(R2dbcErrors.of(lost.get())))
                                 : Mono.<Result>error(failed)));
@@ -122,22 +121,21 @@ final class R2dbcEnds {
             }
             // the same rule as JDBC's: recorded calls, the sample of explicit ends, leakCheck=always
             String why = guard.assumesPooling() ? guard.session.checkAtTransactionEnd(true) : null;
-            boolean check = why != null;
             String command = text != null ? text : commit ? "COMMIT" : "ROLLBACK";
             // a failed transaction's COMMIT is a rollback: nothing to fence (a fence would only fail with 25P02)
             boolean commitsOpen = commit && !guard.serverTransactionFailed();
-            Callable<TransactionEnd> decide = () -> TransactionEnd.decide(guard.emulation, command, commitsOpen, check);
+            Callable<TransactionEnd> decide = () -> TransactionEnd.decide(guard.session, command, commitsOpen, why);
             // an owner that holds something has its seals read under the lock table's lock: off the event loop
             Mono<TransactionEnd> decided = guard.emulation != null && guard.emulation.ownerHolds()
                     ? Blocking.call(decide) : Mono.fromCallable(decide);
             return decided
                     .onErrorResume(SQLException.class,
                             lost -> rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost))))
-                    .flatMap(end -> send(end, commit, text == null, why));
+                    .flatMap(end -> send(end, commit, text == null));
         });
     }
 
-    private Mono<Void> send(TransactionEnd end, boolean commit, boolean api, String why) {
+    private Mono<Void> send(TransactionEnd end, boolean commit, boolean api) {
         if (end.plain() && api) {
             // a failed end (r2dbc-postgresql's "the database returned ROLLBACK" for a failed transaction's commit, a
             // serialization failure) ended the transaction on the server too: the table lets go of it either way
@@ -145,29 +143,26 @@ final class R2dbcEnds {
                     .onErrorResume(e -> ended().then(Mono.error(e)))
                     .then(ended());
         }
-        return listing(end.text(guard.emulation))
-                .flatMap(held -> {
-                    if (end.checked()) {
-                        guard.session.checkedAtTransactionEnd(held, end.command(), why, null);
-                    }
-                    return ended();
-                })
-                .onErrorResume(e -> end.fenced() ? lossOrOwnError(end, e) : ended().then(Mono.error(e)));
+        return listing(end.text())
+                .flatMap(held -> onTable(() -> end.succeeded(held, guard.assumesPooling(), null)))
+                .onErrorResume(e -> failed(end, e));
     }
 
     /**
-     * A fenced end failed: when the fence did (a session the owner's locks lived on is gone), the transaction,
-     * aborted by it, is rolled back and the application gets 08006 naming the keys, as a dead session's client
-     * gets an error; any other failure is the end's own. Either way a transaction the failure left open is rolled
-     * back: a fence sent into a transaction that had failed meanwhile (the application stopped reading a statement
-     * whose error aborted it, before the server's status said so) fails with 25P02 and skips the end, and the
-     * connection must not stay in that failed transaction, as it does not in autocommit on PostgreSQL.
+     * An end that carried the fence or the check failed: when the fence did (a session the owner's locks lived on is
+     * gone), the application gets 08006 naming the keys, as a dead session's client gets an error; any other failure
+     * is the end's own. Either way a transaction the failure left open is rolled back: a fence sent into a
+     * transaction that had failed meanwhile (the application stopped reading a statement whose error aborted it,
+     * before the server's status said so) fails with 25P02 and skips the end, and the connection must not stay in
+     * that failed transaction, as it does not in autocommit on PostgreSQL.
      */
-    private Mono<Void> lossOrOwnError(TransactionEnd end, Throwable serverError) {
-        // the holder looks at its sessions at once: off the event loop
-        return Blocking.call(() -> Optional.ofNullable(end.lossOf(guard.emulation, R2dbcErrors.toSql(serverError))))
-                .flatMap(lost -> rollbackQuietly().then(ended()).then(Mono.<Void>error(lost.isPresent()
-                        ? R2dbcErrors.of(lost.get()) : serverError)));
+    private Mono<Void> failed(TransactionEnd end, Throwable serverError) {
+        Callable<Optional<SQLException>> lost = () -> Optional.ofNullable(end.failed(R2dbcErrors.toSql(serverError),
+                guard.assumesPooling()));
+        // the holder looks at its sessions at once when a fence failed: off the event loop
+        return (end.fenced() ? Blocking.call(lost) : Mono.fromCallable(lost))
+                .flatMap(l -> rollbackQuietly().then(ended()).then(Mono.<Void>error(l.isPresent()
+                        ? R2dbcErrors.of(l.get()) : serverError)));
     }
 
     /**
@@ -175,17 +170,16 @@ final class R2dbcEnds {
      * recorded calls cleared, its transaction-level locks in the table gone.
      */
     Mono<Void> ended() {
-        if (guard.assumesPooling()) {
-            guard.session.calls().clear();
-        }
-        if (guard.emulation == null) {
-            return Mono.empty();
-        }
-        if (!guard.emulation.transactionActive()) {
-            guard.emulation.transactionEnded(); // forgets the venue only: nothing in the table to release
-            return Mono.empty();
-        }
-        return Blocking.run(guard.emulation::transactionEnded);
+        return onTable(() -> guard.session.transactionEnded(guard.assumesPooling()));
+    }
+
+    /**
+     * {@code work} on the connection's transaction in the lock table: off the event loop while the table keeps the
+     * transaction (its locks are let go under the table's lock), else at once (it only forgets the venue).
+     */
+    private Mono<Void> onTable(Runnable work) {
+        return Mono.defer(() -> guard.emulation != null && guard.emulation.transactionActive() ? Blocking.run(work::run)
+                : Mono.fromRunnable(work));
     }
 
     /** ROLLBACK when a transaction is open; errors dropped (a broken connection says so on its next use). */
