@@ -55,6 +55,8 @@ public final class ConnectionGuard {
     /** The session's emulation: emulate's part of this connection (inert in other modes). */
     private final Emulation emulation;
     private final PlanRun runs;
+    /** The texts of several statements it runs in pieces (emulate's split, the fences and checks inside a text). */
+    private final SeveralStatements several;
     /** Made at the first SKIP LOCKED statement (most connections never send one: a class less to load). */
     private SkipLockedCheck skipLocked;
     /**
@@ -93,7 +95,8 @@ public final class ConnectionGuard {
         this.pooler = new PoolerDetection(raw, new TransactionPooling(settings, session.id(),
                 emulation.threadOwners() && !settings.modeIsDefault()));
         this.ends = new TransactionEnds(raw, session, pooler, recent);
-        this.runs = new PlanRun(this, raw, session, ends);
+        this.several = new SeveralStatements(this, raw, ends);
+        this.runs = new PlanRun(raw, session, ends, several);
     }
 
     public Settings settings() {
@@ -261,18 +264,18 @@ public final class ConnectionGuard {
             // a prepared statement of an owner holding emulated locks, or a word in a comment that matched
             return emulation.ownerHolds() ? runs.owning(plan, binds, face, call) : Executed.onApp(call.run(face.app(), plan.sent));
         }
-        if (plan.finalTransactionEnd() != null && ends.checksAtTextEnd(plan)) {
-            return runs.endingTransaction(plan, plan.finalTransactionEnd(), binds, face, call);
+        if (plan.scan.finalTransactionEnd() != null && ends.checksAtTextEnd(plan)) {
+            return several.endingTransaction(plan, plan.scan.finalTransactionEnd(), binds, face, call);
         }
         LockPolicy.OwnerStep step = ownersStep(plan);
         if (step == LockPolicy.OwnerStep.ENDS_TRANSACTION) {
-            return runs.endingTransaction(plan, plan.scan.finalEnd(), binds, face, call);
+            return several.endingTransaction(plan, plan.scan.finalEnd(), binds, face, call);
         }
         if (step == LockPolicy.OwnerStep.FENCED || step == LockPolicy.OwnerStep.LETS_GO_AFTER) {
             return runs.owning(plan, binds, face, call); // a text the prefilter flagged (SKIP LOCKED, a word it matched)
         }
         if (step == LockPolicy.OwnerStep.FENCES_IN_TEXT && plan.form == LockPolicy.Form.TEXT) {
-            return runs.fencingInText(plan, face, call);
+            return several.fencingInText(plan, face, call);
         }
         Situation where = plan.where != null ? plan.where : situation();
         Plan p = plan.decided != null ? plan.decided : session.plan(plan.original,

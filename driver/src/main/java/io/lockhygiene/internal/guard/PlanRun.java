@@ -33,12 +33,12 @@ public final class PlanRun {
     private final Emulation emulation;
     private final SeveralStatements several;
 
-    PlanRun(ConnectionGuard guard, Connection raw, OwnerSession session, TransactionEnds ends) {
+    PlanRun(Connection raw, OwnerSession session, TransactionEnds ends, SeveralStatements several) {
         this.raw = raw;
         this.session = session;
         this.ends = ends;
         this.emulation = session.emulation();
-        this.several = new SeveralStatements(guard, raw, ends);
+        this.several = several;
     }
 
     /**
@@ -63,17 +63,6 @@ public final class PlanRun {
         return asIs(plan, face, call, where, recorded, p.wrapped());
     }
 
-    /** A text whose last statement ends the transaction while a leak check is due (see {@link SeveralStatements}). */
-    <R> Executed<R> endingTransaction(StatementPlan plan, TransactionControl end, Binds binds, StatementSource face,
-                                      Call<R> call) throws SQLException {
-        return several.endingTransaction(plan, end, binds, face, call);
-    }
-
-    /** A text of an owner holding emulated locks that keeps work before its end (see {@link SeveralStatements#fencingInText}). */
-    <R> Executed<R> fencingInText(StatementPlan plan, StatementSource face, Call<R> call) throws SQLException {
-        return several.fencingInText(plan, face, call);
-    }
-
     /**
      * A statement without advisory calls of an owner that holds emulated locks, as the one rule says
      * ({@link LockPolicy#ownerStep}). In autocommit it is its own commit, so it is fenced in its own round trip:
@@ -90,7 +79,7 @@ public final class PlanRun {
         switch (LockPolicy.ownerStep(plan, inTransaction, true)) {
             case ENDS_TRANSACTION:
                 StatementPlan read = plan.read();
-                return endingTransaction(read, read.scan.finalEnd(), binds, face, call);
+                return several.endingTransaction(read, read.scan.finalEnd(), binds, face, call);
             case LETS_GO_AFTER:
                 R result = call.run(app, plan.sent);
                 emulation.discardedAll();
@@ -99,7 +88,7 @@ public final class PlanRun {
                 return fenced(plan, face, call);
             case FENCES_IN_TEXT:
                 if (plan.form == LockPolicy.Form.TEXT) {
-                    return fencingInText(plan, face, call);
+                    return several.fencingInText(plan, face, call);
                 }
                 // a prepared text of several statements: its bind values cannot be cut with it, so it runs as it
                 // is (not fenced; docs/emulate.md says so)

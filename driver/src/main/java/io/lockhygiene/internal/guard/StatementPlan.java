@@ -7,7 +7,6 @@ import io.lockhygiene.internal.session.TextAnalysis;
 import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.SqlScanner;
-import io.lockhygiene.internal.sql.TransactionControl;
 
 /**
  * What one text is, decided once (at prepare time, or per Statement.execute): the text pgjdbc gets (the
@@ -116,10 +115,5 @@ public final class StatementPlan implements LockPolicy.OwnerText {
     /** emulate decides the calls: the bind values must be kept for it. */
     public boolean keepsBinds() {
         return shape != null;
-    }
-
-    /** The text's last statement ends the transaction (see {@link ScanResult#finalTransactionEnd}). */
-    public TransactionControl finalTransactionEnd() {
-        return scan.finalTransactionEnd();
     }
 }
