@@ -6,14 +6,12 @@ import java.sql.SQLWarning;
 import java.sql.Statement;
 import java.util.List;
 
-import io.lockhygiene.events.EventType;
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
 import io.lockhygiene.internal.leak.PgLocks;
 import io.lockhygiene.internal.leak.RecentCalls.RecentStatements;
 import io.lockhygiene.internal.leak.RecentCalls;
-import io.lockhygiene.internal.leak.ReportLog;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
@@ -59,7 +57,7 @@ final class TransactionEnds {
     /**
      * A transaction ended without our check (a COMMIT in a prepared statement or in the middle of a
      * text, a procedure's COMMIT): under transaction pooling its server is no longer ours, so the check
-     * cannot run there. Said once per connection and interval; never thrown.
+     * cannot run there ({@link OwnerSession#transactionEndedUnchecked}).
      */
     void afterExecution(Situation.TransactionStatus before) throws SQLException {
         if (!pooler.assumesPooling() || Pgjdbc.inTransaction(raw)) {
@@ -70,18 +68,7 @@ final class TransactionEnds {
             // autocommit off and nothing sent yet (emulate answered the statement itself), nothing ended.
             emulation.transactionEnded();
         }
-        if (calls.isEmpty()) {
-            return;
-        }
-        String message = "LockHygiene: " + id + " ended a transaction that called session-level advisory functions"
-                + " in a way LockHygiene could not follow on the same server (a COMMIT or ROLLBACK that is not the last"
-                + " statement of its text, or one sent as a prepared statement): the leak check could not run there,"
-                + " so a session lock taken in it may stay on that server. End the transaction with commit()/rollback()"
-                + " or a COMMIT of its own.";
-        ReportLog.warn("missed-check", "transaction ends LockHygiene could not follow on their server", id, "{}",
-                message);
-        reporter.publish(EventType.CHECK_FAILED, null, null, null, null, message, null);
-        calls.clear();
+        session.transactionEndedUnchecked();
     }
 
     /**

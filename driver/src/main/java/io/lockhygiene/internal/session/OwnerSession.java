@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 
+import io.lockhygiene.events.EventType;
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.events.Events.Counters.StatementTally;
 import io.lockhygiene.internal.events.Events;
@@ -11,6 +12,7 @@ import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.holder.SessionBounds;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.LeakReporter;
+import io.lockhygiene.internal.leak.ReportLog;
 import io.lockhygiene.internal.leak.RecentCalls.RecentStatements;
 import io.lockhygiene.internal.leak.RecentCalls;
 import io.lockhygiene.internal.policy.LeakCheckSample;
@@ -294,6 +296,28 @@ public final class OwnerSession {
         if (emulation != null) {
             emulation.transactionEnded();
         }
+    }
+
+    /**
+     * Under transaction pooling the server's transaction ended in a way the front end could not follow with the leak
+     * check (a COMMIT or ROLLBACK in the middle of a text, one sent as a prepared statement, a procedure's COMMIT):
+     * its server is no longer the connection's, so a session lock taken in it may stay there. Said once per
+     * connection and interval when calls were recorded in it (then forgotten: the next check cannot find them on
+     * another server); never thrown.
+     */
+    public void transactionEndedUnchecked() {
+        if (calls.isEmpty()) {
+            return;
+        }
+        String message = "LockHygiene: " + id + " ended a transaction that called session-level advisory functions"
+                + " in a way LockHygiene could not follow on the same server (a COMMIT or ROLLBACK that is not the last"
+                + " statement of its text, or one sent as a prepared statement): the leak check could not run there,"
+                + " so a session lock taken in it may stay on that server. End the transaction with its driver's"
+                + " commit/rollback or a COMMIT of its own.";
+        ReportLog.warn("missed-check", "transaction ends LockHygiene could not follow on their server", id, "{}",
+                message);
+        reporter.publish(EventType.CHECK_FAILED, null, null, null, null, message, null);
+        calls.clear();
     }
 
     /**

@@ -106,6 +106,40 @@ class TransactionPoolingDriverTest {
         assertTrue(LockHygiene.counters().getLeaksReleased() >= leaksBefore + 2);
     }
 
+    /**
+     * A text whose last statement ends the transaction ({@code SELECT 1; COMMIT}) carries the check in its end's
+     * round trip, as commit() does; one whose COMMIT is not its last statement cannot, and says so (CHECK_FAILED,
+     * the missed-check WARN): the lock stays on the pooled server. R2DBC's {@code R2dbcModesTest} runs the same
+     * steps. Control: plain pgjdbc leaves the lock after the first text too.
+     */
+    @Test
+    void aTextThatEndsItsTransactionCarriesTheCheckAndOneThatEndsItInsideSaysItCouldNot() throws Exception {
+        long k = key(920_013);
+        try (EventRecorder events = EventRecorder.mentioning(Long.toString(k));
+             Connection c = lh(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("SELECT pg_advisory_lock(" + k + ")");
+            s.execute("SELECT 1; COMMIT");
+            assertEquals(List.of(), bed.admin().holdersOf(k), "released in the round trip of the text's COMMIT");
+            assertEquals(1, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
+            s.execute("SELECT pg_advisory_lock(" + k + ")");
+            try (EventRecorder all = EventRecorder.all()) {
+                s.execute("SELECT 1; COMMIT; SELECT 2");
+                List<LockHygieneEvent> missed = all.of(EventType.CHECK_FAILED);
+                assertEquals(1, missed.size(), all.types().toString());
+                assertTrue(missed.get(0).message().contains("could not follow"), missed.get(0).message());
+            }
+            assertEquals(1, bed.admin().holdersOf(k).size(), "left on the pooled server, as the warning says");
+        }
+        bed.admin().terminateHoldersOf(k);
+        try (Connection p = bed.connect(route()); Statement s = p.createStatement()) {
+            p.setAutoCommit(false);
+            s.execute("SELECT pg_advisory_lock(" + k + ")");
+            s.execute("SELECT 1; COMMIT");
+            assertEquals(1, bed.admin().holdersOf(k).size(), "control: plain pgjdbc leaves it on the pooled server");
+        }
+    }
+
     @Test
     void rewriteTurnsSessionLocksIntoTransactionLocksKeepingLabelsAndExclusion() throws Exception {
         long k = key(920_004);

@@ -162,6 +162,51 @@ class R2dbcModesTest {
         bed.admin().terminateHoldersOf(k);
     }
 
+    /**
+     * A text of several statements whose last one ends the transaction ({@code UPDATE ...; COMMIT}, one R2DBC
+     * statement): the leak check rides in that text's own round trip, as JDBC's does for such a text (it runs the
+     * statements before the end, then the end with the check). The control, plain r2dbc-postgresql, leaves the
+     * lock on the pooled server.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
+    void detectReleasesAtATextWhoseLastStatementEndsItsTransaction(Route route) throws Exception {
+        long k = key(1_991_009, route);
+        try (EventRecorder events = EventRecorder.mentioning(Long.toString(k))) {
+            Connection c = open(guarded(bed, route, "lockhygiene.mode=detect"));
+            for (String text : List.of("select 1; COMMIT", "select 2::text;\n end ;", "select 3; rollback")) {
+                begin(c);
+                assertEquals("true", one(c, "select pg_try_advisory_lock($1)", k));
+                assertEquals(1, bed.admin().holdersOf(k).size(), "held while the transaction is open");
+                run(c, text);
+                assertEquals(List.of(), bed.admin().holdersOf(k), "released in the round trip of " + text);
+                assertTrue(c.isAutoCommit(), "the transaction ended");
+            }
+            assertEquals("1", one(c, "select 1::text"), "the connection goes on");
+            // a COMMIT that is not the text's last statement cannot carry the check: said, as JDBC says it
+            begin(c);
+            assertEquals("true", one(c, "select pg_try_advisory_lock($1)", k));
+            try (EventRecorder all = EventRecorder.all()) {
+                run(c, "select 1; COMMIT; select 2");
+                assertTrue(c.isAutoCommit(), "the transaction ended");
+                List<LockHygieneEvent> missed = all.of(EventType.CHECK_FAILED);
+                assertEquals(1, missed.size(), all.types().toString());
+                assertTrue(missed.get(0).message().contains("could not follow"), missed.get(0).message());
+            }
+            assertEquals(1, bed.admin().holdersOf(k).size(), "left on the pooled server, as the warning says");
+            bed.admin().terminateHoldersOf(k);
+            close(c);
+            assertEquals(3, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
+        }
+        Connection p = open(plain(bed, route));
+        begin(p);
+        one(p, "select pg_try_advisory_lock($1)", k);
+        run(p, "select 1; COMMIT");
+        close(p);
+        assertEquals(1, bed.admin().holdersOf(k).size(), "control: left on the pooled server");
+        bed.admin().terminateHoldersOf(k);
+    }
+
     @ParameterizedTest
     @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
     void rewriteMakesTheLockEndWithTheTransaction(Route route) throws Exception {

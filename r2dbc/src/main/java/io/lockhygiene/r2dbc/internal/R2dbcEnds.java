@@ -86,6 +86,35 @@ final class R2dbcEnds {
                 });
     }
 
+    /**
+     * A text of several statements whose last one ends the transaction, while the leak check is due under
+     * transaction pooling, on a connection without emulation (an owner's goes fenced: {@link #fencedText}): the
+     * listing and release ride after the end in the same text ({@code UPDATE ...; COMMIT; <list and release>}), so
+     * they run on the server that held the transaction, as JDBC runs such a text's end with the check. The
+     * application reads its text's results; the listing's is read here, reported and not shown. When a statement
+     * before the end fails, PostgreSQL skips the rest: the transaction stays open and failed, as without us, and its
+     * recorded calls go with its later end. Null when the check is not due: the text runs as it is.
+     */
+    Flux<Result> checkedText(GuardedStatement st, String sql, ScanResult scan) {
+        String why = guard.session.checkAtTransactionEnd(true);
+        TransactionControl end = scan.finalTransactionEnd();
+        if (why == null || end == null) {
+            return null;
+        }
+        String command = end.textIn(sql);
+        long listing = scan.statementCount(); // one result per statement of the text before it
+        String sent = sql.substring(0, end.end()) + "; " + PgLocks.LIST_AND_RELEASE;
+        return Flux.from(st.real(guard.proxy, sent).execute()).index()
+                .concatMap(r -> r.getT1() < listing ? Mono.just(r.getT2())
+                        : Flux.from(r.getT2().map(R2dbcEnds::heldLock)).filter(Optional::isPresent).map(Optional::get)
+                        .collectList()
+                        .flatMap(held -> onTable(() -> {
+                            guard.session.checkedAtTransactionEnd(held, command, why, null);
+                            guard.session.transactionEnded(true);
+                        }))
+                        .then(Mono.<Result>empty()));
+    }
+
     /** The fence's result, read and not shown: nothing when it passed, the loss when it failed. */
     private Mono<Result> fenceResult(TransactionEnd end, Result fence) {
         return Flux.from(fence.flatMap(segment -> segment instanceof Result.Message

@@ -125,7 +125,8 @@ final class R2dbcGuard {
         // the leak check's sample counts the statements no advisory call flags, as JDBC's does (the turn is taken
         // at execution, where it is known whether the statement is its own transaction under transaction pooling)
         boolean sampled = !flagged && session.autocommitSampleTurn();
-        if (!flagged && !sampled && emulation == null && !gate.pending() && !mayEndTransaction(sql)) {
+        if (!flagged && !sampled && emulation == null && !gate.pending() && !mayEndTransaction(sql)
+                && !(assumesPooling() && sql.indexOf(';') >= 0)) {
             return proxy.createStatement(sql);
         }
         return new GuardedStatement(this, sql, flagged, sampled);
@@ -140,6 +141,7 @@ final class R2dbcGuard {
     /**
      * The text starts with a transaction end's word (COMMIT, END, ROLLBACK, ABORT; a look at its first word, no
      * scan): it may be the application's end of a transaction whose leak check is due, which must carry the check.
+     * A text of several statements may end one too (its semicolon, looked for under transaction pooling only).
      */
     static boolean mayEndTransaction(String sql) {
         int i = 0;
@@ -164,7 +166,7 @@ final class R2dbcGuard {
      */
     private boolean endsCheckedTransaction(String sql) {
         // the first word first: the rest is asked only of a text that may end a transaction
-        if (sql == null || !mayEndTransaction(sql) || !inTransaction()) {
+        if (sql == null || !(mayEndTransaction(sql) || sql.indexOf(';') >= 0) || !inTransaction()) {
             return false;
         }
         boolean pooling = assumesPooling();
@@ -359,11 +361,22 @@ final class R2dbcGuard {
             return ends.wrapped(st, sql);
         }
         Flux<Result> run = null;
-        if (emulation == null && inTransaction && where.transactionPooling() && sql != null
-                && soleTransactionEnd(scan, sql)) {
-            // the application's end as text, in a transaction whose leak check may be due: the check (when it is:
-            // recorded calls, the sample, leakCheck=always) in the end's own round trip, as commitTransaction()'s
-            return endedByText(sql);
+        if (emulation == null && inTransaction && where.transactionPooling() && sql != null) {
+            if (soleTransactionEnd(scan, sql)) {
+                // the application's end as text, in a transaction whose leak check may be due: the check (when it
+                // is: recorded calls, the sample, leakCheck=always) in the end's own round trip, as commitTransaction()'s
+                return endedByText(sql);
+            }
+            run = scan.statementCount() > 1 ? ends.checkedText(st, sql, scan) : null; // the check after the text's end
+            if (run == null && scan.hasTransactionControl()) {
+                // a COMMIT or ROLLBACK inside the text, not its last statement: said when it ended the transaction
+                // (its server is no longer the connection's), as JDBC says it
+                return plain(st, sql, where).concatWith(Mono.fromRunnable(() -> {
+                    if (!serverInTransaction()) {
+                        session.transactionEndedUnchecked();
+                    }
+                }).then(Mono.empty()));
+            }
         }
         if (emulation != null && sql != null) {
             switch (session.ownerStep(LockPolicy.OwnerText.of(sql, scan), inTransaction)) {
