@@ -122,6 +122,9 @@ class TransactionPoolingDriverTest {
             s.execute("SELECT 1; COMMIT");
             assertEquals(List.of(), bed.admin().holdersOf(k), "released in the round trip of the text's COMMIT");
             assertEquals(1, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
+            s.execute("SELECT pg_advisory_lock(" + k + "); COMMIT");
+            assertEquals(List.of(), bed.admin().holdersOf(k), "released in the round trip of the text that took it");
+            assertEquals(2, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
             s.execute("SELECT pg_advisory_lock(" + k + ")");
             try (EventRecorder all = EventRecorder.all()) {
                 s.execute("SELECT 1; COMMIT; SELECT 2");

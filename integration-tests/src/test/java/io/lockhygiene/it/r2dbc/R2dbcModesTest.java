@@ -182,6 +182,11 @@ class R2dbcModesTest {
                 assertEquals(List.of(), bed.admin().holdersOf(k), "released in the round trip of " + text);
                 assertTrue(c.isAutoCommit(), "the transaction ended");
             }
+            // the lock taken in the text itself
+            begin(c);
+            run(c, "select pg_try_advisory_lock(" + k + "); COMMIT");
+            assertEquals(List.of(), bed.admin().holdersOf(k), "released in the round trip of the text that took it");
+            assertTrue(c.isAutoCommit(), "the transaction ended");
             assertEquals("1", one(c, "select 1::text"), "the connection goes on");
             // a COMMIT that is not the text's last statement cannot carry the check: said, as JDBC says it
             begin(c);
@@ -196,7 +201,7 @@ class R2dbcModesTest {
             assertEquals(1, bed.admin().holdersOf(k).size(), "left on the pooled server, as the warning says");
             bed.admin().terminateHoldersOf(k);
             close(c);
-            assertEquals(3, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
+            assertEquals(4, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
         }
         Connection p = open(plain(bed, route));
         begin(p);

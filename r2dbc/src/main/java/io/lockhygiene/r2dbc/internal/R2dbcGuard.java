@@ -320,6 +320,7 @@ final class R2dbcGuard {
                 ? LockPolicy.Form.PREPARED : LockPolicy.Form.TEXT;
         Plan p;
         String sent = sql;
+        ScanResult sentScan;
         try {
             p = session.plan(sql, scan, shape, form, false, where);
             switch (p.action()) {
@@ -334,9 +335,19 @@ final class R2dbcGuard {
                 default:
                     break;
             }
-            session.beforeSend(p, sql, sent == sql ? scan : SqlScanner.scan(sent), where, st.callSite);
+            sentScan = sent == sql ? scan : SqlScanner.scan(sent);
+            session.beforeSend(p, sql, sentScan, where, st.callSite);
         } catch (SQLException e) {
             return Flux.error(R2dbcErrors.of(e));
+        }
+        if (emulation == null && where.transactionPooling() && where.statementRunsInTransaction()
+                && sentScan.statementCount() > 1) {
+            // a text that takes a lock and ends its transaction (SELECT pg_advisory_lock(k); COMMIT): the check
+            // after its end, as for a text without calls
+            Flux<Result> checked = ends.checkedText(st, sent, sentScan);
+            if (checked != null) {
+                return checked;
+            }
         }
         return p.wrapped() && p.action() != Plan.Action.ON_SERVER ? ends.wrapped(st, sent) : plain(st, sent, where);
     }
