@@ -69,13 +69,7 @@ public final class UnlockWatch {
     /** After a statement with unlock calls ran on {@code executedOn}: did PostgreSQL say "you don't own"? */
     public static void check(Statement executedOn, ScanResult scan, String sql, LeakReporter reporter,
                       io.lockhygiene.settings.Settings settings) {
-        AdvisoryCall unlock = null;
-        for (AdvisoryCall c : scan.calls()) {
-            if (c.function().kind() == io.lockhygiene.internal.sql.AdvisoryFunction.Kind.RELEASE) {
-                unlock = c;
-                break;
-            }
-        }
+        AdvisoryCall unlock = unlockOf(scan);
         if (unlock == null || executedOn == null) {
             return;
         }
@@ -86,17 +80,41 @@ public final class UnlockWatch {
             return; // the application's statement is what matters; its own warnings stay where they are
         }
         for (SQLWarning w = warning; w != null; w = w.getNextWarning()) {
-            String m = w.getMessage();
-            if (m != null && m.startsWith(NOT_OWNED)) {
-                report(unlock, sql, m, reporter, settings);
+            if (answered(unlock, w.getMessage(), sql, reporter, settings, null)) {
                 return;
             }
         }
     }
 
+    /** The first unlock call of {@code scan}, or null: only a statement with one can be answered "you don't own". */
+    public static AdvisoryCall unlockOf(ScanResult scan) {
+        for (AdvisoryCall c : scan.calls()) {
+            if (c.function().kind() == io.lockhygiene.internal.sql.AdvisoryFunction.Kind.RELEASE) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * PostgreSQL sent {@code message} (a notice) for a statement with {@code unlock} in it, as a front end that reads
+     * notices as they come sees it (R2DBC's message segments): reported when it says the session does not hold the
+     * lock; true then.
+     *
+     * @param callSite where the application made the statement, or null: captured here
+     */
+    public static boolean answered(AdvisoryCall unlock, String message, String sql, LeakReporter reporter,
+                                   io.lockhygiene.settings.Settings settings, Throwable callSite) {
+        if (message == null || !message.startsWith(NOT_OWNED)) {
+            return false;
+        }
+        report(unlock, sql, message, reporter, settings, callSite);
+        return true;
+    }
+
     private static void report(AdvisoryCall unlock, String sql, String postgres, LeakReporter reporter,
-                               io.lockhygiene.settings.Settings settings) {
-        Throwable here = CallSite.capture("unlock that PostgreSQL answered with false sent here");
+                               io.lockhygiene.settings.Settings settings, Throwable callSite) {
+        Throwable here = callSite != null ? callSite : CallSite.capture("unlock that PostgreSQL answered with false sent here");
         String site = CallSite.describe(here);
         String args = unlock.argumentText(sql);
         LockCall taker = LockCall.isLiteral(args) ? TAKEN.get(normal(args)) : null;

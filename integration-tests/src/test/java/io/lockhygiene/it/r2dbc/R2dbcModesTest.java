@@ -212,6 +212,39 @@ class R2dbcModesTest {
         bed.admin().terminateHoldersOf(k);
     }
 
+    /**
+     * An unlock that misses its lock (PostgreSQL answers false, with the notice "you don't own a lock of type ...")
+     * is reported with where this process took the key, as the JDBC guard reports it (`UnlockElsewhereTest`): under
+     * detect through a transaction pooler the lock and its unlock run on different servers. The control: plain
+     * r2dbc-postgresql answers the same false and says nothing.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
+    void detectSaysWhereAnUnlockMissedItsLock(Route route) throws Exception {
+        long k = key(1_991_010, route);
+        try (EventRecorder events = EventRecorder.mentioning(Long.toString(k))) {
+            Connection c = open(guarded(bed, route, "lockhygiene.mode=detect"));
+            try {
+                assertEquals("true", one(c, "select pg_try_advisory_lock(" + k + ")"));
+                assertEquals("false", one(c, "select pg_advisory_unlock(" + k + ")"), "PostgreSQL's answer, unchanged");
+            } finally {
+                close(c);
+            }
+            List<LockHygieneEvent> missed = events.of(EventType.UNLOCK_NOT_HELD);
+            assertEquals(1, missed.size(), events.types().toString());
+            assertTrue(missed.get(0).message().contains("This process took that key with pg_try_advisory_lock at"),
+                    missed.get(0).message());
+            assertTrue(Arrays.stream(missed.get(0).takenAt().getStackTrace())
+                    .anyMatch(f -> f.getClassName().equals(R2dbcModesTest.class.getName())), "the unlock's call site");
+        }
+        try (EventRecorder all = EventRecorder.all()) {
+            Connection p = open(plain(bed, route));
+            assertEquals("false", one(p, "select pg_advisory_unlock(" + k + ")"), "control: the same answer");
+            close(p);
+            assertEquals(List.of(), all.events(), "control: nothing says so");
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
     void rewriteMakesTheLockEndWithTheTransaction(Route route) throws Exception {

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.lockhygiene.internal.emulate.Emulation;
+import io.lockhygiene.internal.leak.UnlockWatch;
 import io.lockhygiene.internal.session.OwnerSession;
 import io.lockhygiene.internal.session.TextAnalysis;
 import io.lockhygiene.internal.session.TransactionPooling;
@@ -14,6 +15,7 @@ import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
 import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
+import io.lockhygiene.internal.sql.AdvisoryCall;
 import io.lockhygiene.internal.sql.SqlScanner;
 import io.lockhygiene.settings.Settings;
 import io.r2dbc.spi.Connection;
@@ -346,10 +348,31 @@ final class R2dbcGuard {
             // after its end, as for a text without calls
             Flux<Result> checked = ends.checkedText(st, sent, sentScan);
             if (checked != null) {
-                return checked;
+                return watchingUnlocks(checked, sentScan, sql, st.callSite);
             }
         }
-        return p.wrapped() && p.action() != Plan.Action.ON_SERVER ? ends.wrapped(st, sent) : plain(st, sent, where);
+        return watchingUnlocks(p.wrapped() && p.action() != Plan.Action.ON_SERVER ? ends.wrapped(st, sent)
+                : plain(st, sent, where), sentScan, sql, st.callSite);
+    }
+
+    /**
+     * A statement with an unlock call that the server runs: PostgreSQL's answer "you don't own a lock of type ..."
+     * (a notice, which R2DBC shows as a message segment) is reported as the JDBC guard reports it
+     * ({@link UnlockWatch}: the most common real failure, an unlock on another session than its lock), when the
+     * application reads its results. Its results are otherwise unchanged.
+     */
+    private Flux<Result> watchingUnlocks(Flux<Result> run, ScanResult sentScan, String sql, Throwable callSite) {
+        AdvisoryCall unlock = UnlockWatch.unlockOf(sentScan);
+        if (unlock == null) {
+            return run;
+        }
+        return run.map(r -> r.filter(segment -> {
+            if (segment instanceof Result.Message) {
+                UnlockWatch.answered(unlock, ((Result.Message) segment).message(), sql, session.reporter(), settings,
+                        callSite);
+            }
+            return true;
+        }));
     }
 
     /**
