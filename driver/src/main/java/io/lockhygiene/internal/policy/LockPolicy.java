@@ -120,6 +120,21 @@ public final class LockPolicy {
     }
 
     /**
+     * A statement PostgreSQL refuses inside a transaction block, or whose meaning one would change
+     * ({@code SqlScanner.refusesTransactionBlock}: VACUUM, CREATE INDEX CONCURRENTLY, a CALL whose procedure may
+     * commit, ...), runs as it is where the plan would wrap it in a transaction of ours for the leak check
+     * ({@code leakCheck=always}, the sample, a recorded call in autocommit): the check cannot ride in its end, and
+     * LockHygiene must not break or change the statement. A text of several statements is one implicit transaction
+     * on PostgreSQL already: its plan stays.
+     */
+    public static Plan asItIsWhereRefused(Plan p, boolean refusesTransactionBlock) {
+        if (!refusesTransactionBlock) {
+            return p;
+        }
+        return p == Plan.PASS_WRAPPED ? Plan.PASS : p == Plan.RECORD_WRAPPED ? Plan.RECORD : p;
+    }
+
+    /**
      * One text of a batch (its calls' answers are never read: a batch's results are update counts): recorded
      * and wrapped as a Statement's text, but refused under emulate when it has session-level calls.
      */

@@ -21,6 +21,7 @@ import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
 import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.sql.SqlRewriter;
+import io.lockhygiene.internal.sql.SqlScanner;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.settings.Settings;
 
@@ -183,7 +184,8 @@ public final class OwnerSession {
         if (p.action() == Plan.Action.REJECT) {
             throw recorder().reject(sql, scan);
         }
-        return p;
+        // a transaction of ours must not go around what PostgreSQL refuses in one (lexed only where one would)
+        return p.wrapped() ? LockPolicy.asItIsWhereRefused(p, SqlScanner.refusesTransactionBlock(sql)) : p;
     }
 
     /** One text of a batch: its plan from the decision table (a batch's texts are never split or emulated). */

@@ -101,6 +101,83 @@ public final class SqlScanner {
     }
 
     /**
+     * True when the text's first statement is one PostgreSQL refuses inside a transaction block, or one whose meaning
+     * a transaction block would change, so that no transaction of ours may go around it: VACUUM, CREATE or DROP
+     * INDEX CONCURRENTLY, REINDEX ... CONCURRENTLY (and of a whole DATABASE or SYSTEM), CREATE or DROP DATABASE and
+     * TABLESPACE, ALTER SYSTEM, the SUBSCRIPTION commands, CLUSTER of every table, DISCARD ALL, COMMIT or ROLLBACK
+     * PREPARED, a CALL (its procedure may commit, which it cannot in a block) and a DO block whose text says COMMIT
+     * or ROLLBACK. Looks at the first words only (a DO block's body is read as text): asked only where a transaction
+     * of ours would otherwise go around the statement, never on the hot path.
+     */
+    public static boolean refusesTransactionBlock(String sql) {
+        if (sql == null) {
+            return false;
+        }
+        SqlLexer l = new SqlLexer(sql);
+        if (l.next() != IDENT) {
+            return false;
+        }
+        if (l.isWord("vacuum") || l.isWord("call")) {
+            return true;
+        }
+        if (l.isWord("do")) {
+            return mentions(sql, "commit") || mentions(sql, "rollback");
+        }
+        if (l.isWord("discard")) {
+            return l.next() == IDENT && l.isWord("all");
+        }
+        if (l.isWord("commit") || l.isWord("rollback")) {
+            return l.next() == IDENT && l.isWord("prepared");
+        }
+        if (l.isWord("alter")) {
+            return l.next() == IDENT && (l.isWord("system") || l.isWord("subscription"));
+        }
+        if (l.isWord("cluster")) {
+            int k = l.next();
+            if (k == IDENT && l.isWord("verbose")) {
+                k = l.next();
+            }
+            return k == SEMI || k == END; // CLUSTER of every table the user owns
+        }
+        if (l.isWord("reindex")) {
+            int k = l.next();
+            if (k == IDENT && (l.isWord("database") || l.isWord("system"))) {
+                return true;
+            }
+            for (; k != SEMI && k != END; k = l.next()) {
+                if (l.isWord("concurrently")) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        boolean create = l.isWord("create");
+        if (!create && !l.isWord("drop")) {
+            return false;
+        }
+        if (l.next() != IDENT) {
+            return false;
+        }
+        if (l.isWord("database") || l.isWord("tablespace") || l.isWord("subscription")) {
+            return true;
+        }
+        if (create && l.isWord("unique") && l.next() != IDENT) {
+            return false;
+        }
+        return l.isWord("index") && l.next() == IDENT && l.isWord("concurrently");
+    }
+
+    /** {@code word} (lower case) anywhere in {@code sql}, in any case. */
+    private static boolean mentions(String sql, String word) {
+        for (int i = 0; i + word.length() <= sql.length(); i++) {
+            if (sql.regionMatches(true, i, word, 0, word.length())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * True when {@code sql} is {@code DISCARD ALL} alone (any case, spaces and comments, a trailing
      * semicolon), which on PostgreSQL also releases the session's advisory locks.
      */

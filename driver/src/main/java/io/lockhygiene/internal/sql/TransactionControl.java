@@ -160,4 +160,35 @@ public final class TransactionControl {
     public String toString() {
         return kind + "@" + start;
     }
+
+    /**
+     * The text starts with a transaction end's word (COMMIT, END, ROLLBACK, ABORT; a look at its first word, no scan):
+     * it may be the application's end of a transaction whose leak check is due, which must carry the check. For a
+     * front end that decides before it reads a text (R2DBC, when a statement is made).
+     */
+    public static boolean mayStartWithEnd(String sql) {
+        int i = 0;
+        int n = sql.length();
+        while (i < n && Character.isWhitespace(sql.charAt(i))) {
+            i++;
+        }
+        return startsWord(sql, i, "commit") || startsWord(sql, i, "end") || startsWord(sql, i, "rollback")
+                || startsWord(sql, i, "abort");
+    }
+
+    private static boolean startsWord(String sql, int at, String word) {
+        int end = at + word.length();
+        return sql.regionMatches(true, at, word, 0, word.length())
+                && (end == sql.length() || !Character.isJavaIdentifierPart(sql.charAt(end)));
+    }
+
+    /**
+     * The text is one transaction end and nothing else: COMMIT, END, ROLLBACK or ABORT, chained or not (not PREPARE
+     * TRANSACTION). A front end that sends a text as one statement (R2DBC) can put the fence or the check in the
+     * round trip of such an end only.
+     */
+    public static boolean isSoleEnd(SqlScanner.ScanResult scan, String sql) {
+        return scan.statementCount() == 1 && scan.finalEnd() != null
+                && !sql.regionMatches(true, scan.finalEnd().start(), "prepare", 0, 7);
+    }
 }

@@ -251,4 +251,15 @@ class LockPolicyTest {
     void anOwnersAutocommitBatchIsFenced(boolean inTransaction, boolean holds, boolean control, boolean expected) {
         assertEquals(expected, LockPolicy.fencesBatch(inTransaction, holds, control));
     }
+
+    /** A statement PostgreSQL refuses in a transaction block is never wrapped in one of ours; nothing else changes. */
+    @org.junit.jupiter.api.Test
+    void aStatementRefusedInATransactionBlockRunsAsItIs() {
+        assertEquals(Plan.PASS, LockPolicy.asItIsWhereRefused(Plan.PASS_WRAPPED, true));
+        assertEquals(Plan.RECORD, LockPolicy.asItIsWhereRefused(Plan.RECORD_WRAPPED, true));
+        assertEquals(Plan.SPLIT_WRAPPED, LockPolicy.asItIsWhereRefused(Plan.SPLIT_WRAPPED, true),
+                "several statements are one implicit transaction on PostgreSQL already");
+        assertEquals(Plan.PASS_WRAPPED, LockPolicy.asItIsWhereRefused(Plan.PASS_WRAPPED, false));
+        assertEquals(Plan.EMULATE, LockPolicy.asItIsWhereRefused(Plan.EMULATE, true));
+    }
 }

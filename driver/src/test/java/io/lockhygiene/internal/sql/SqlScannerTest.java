@@ -206,4 +206,27 @@ class SqlScannerTest {
     void discardAllOfNullIsNo() {
         assertFalse(SqlScanner.discardsAll(null));
     }
+
+    /** What no transaction of ours may go around (leakCheck=always, the sample): PostgreSQL refuses it in a block. */
+    @ParameterizedTest
+    @ValueSource(strings = {"VACUUM", "vacuum (analyze) t", "CREATE INDEX CONCURRENTLY i ON t (a)",
+        "create unique index concurrently if not exists i on t (a)", "DROP INDEX CONCURRENTLY IF EXISTS i",
+        "REINDEX TABLE CONCURRENTLY t", "REINDEX (VERBOSE) INDEX CONCURRENTLY i", "REINDEX DATABASE app",
+        "REINDEX SYSTEM", "CREATE DATABASE x", "DROP DATABASE x", "CREATE TABLESPACE s LOCATION '/x'",
+        "DROP TABLESPACE s", "ALTER SYSTEM SET work_mem = '8MB'", "CREATE SUBSCRIPTION s CONNECTION '' PUBLICATION p",
+        "ALTER SUBSCRIPTION s REFRESH PUBLICATION", "DROP SUBSCRIPTION s", "CLUSTER", "cluster verbose;",
+        "DISCARD ALL", "COMMIT PREPARED 'x'", "ROLLBACK PREPARED 'x'", "CALL run_job(1)",
+        "DO $$ BEGIN PERFORM 1; COMMIT; END $$", "do $$begin rollback; end$$", "  /* c */ VACUUM t"})
+    void statementsPostgresRefusesInATransactionBlock(String sql) {
+        assertTrue(SqlScanner.refusesTransactionBlock(sql), sql);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"SELECT 1", "INSERT INTO t VALUES (1)", "CREATE INDEX i ON t (a)", "CREATE UNIQUE INDEX i ON t (a)",
+        "DROP INDEX i", "REINDEX TABLE t", "CLUSTER t USING i", "CREATE TABLE t (a int)", "ALTER TABLE t ADD b int",
+        "DO $$ BEGIN PERFORM pg_advisory_lock(1); END $$", "DISCARD PLANS", "COMMIT", "REFRESH MATERIALIZED VIEW CONCURRENTLY v",
+        "TRUNCATE t", "", "'vacuum'"})
+    void statementsThatRunInATransactionBlock(String sql) {
+        assertFalse(SqlScanner.refusesTransactionBlock(sql), sql);
+    }
 }

@@ -111,4 +111,26 @@ class TransactionControlTest {
         assertNotEquals(savepointOf("SAVEPOINT b"), savepointOf("SAVEPOINT \"B\""));
         assertEquals("", savepointOf("SAVEPOINT"));
     }
+
+    /** R2DBC's look at a text's first word, before it reads the text: an end's word, whole, after white space. */
+    @Test
+    void aTextThatMayStartWithAnEnd() {
+        for (String sql : new String[] {"COMMIT", "  end;", "rollback", "ABORT", "Commit and chain", "end\n"}) {
+            org.junit.jupiter.api.Assertions.assertTrue(TransactionControl.mayStartWithEnd(sql), sql);
+        }
+        for (String sql : new String[] {"committed", "SELECT 1; COMMIT", "ending", "", "begin", "abortion"}) {
+            org.junit.jupiter.api.Assertions.assertFalse(TransactionControl.mayStartWithEnd(sql), sql);
+        }
+    }
+
+    /** One end and nothing else, chained or not; PREPARE TRANSACTION and longer texts are not. */
+    @Test
+    void aSoleEnd() {
+        for (String sql : new String[] {"COMMIT", "end;", "ROLLBACK AND CHAIN", "abort"}) {
+            org.junit.jupiter.api.Assertions.assertTrue(TransactionControl.isSoleEnd(SqlScanner.scan(sql), sql), sql);
+        }
+        for (String sql : new String[] {"PREPARE TRANSACTION 'x'", "SELECT 1; COMMIT", "SELECT 1", "BEGIN"}) {
+            org.junit.jupiter.api.Assertions.assertFalse(TransactionControl.isSoleEnd(SqlScanner.scan(sql), sql), sql);
+        }
+    }
 }

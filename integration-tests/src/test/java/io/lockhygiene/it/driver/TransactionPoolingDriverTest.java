@@ -234,6 +234,28 @@ class TransactionPoolingDriverTest {
         }
     }
 
+    /**
+     * leakCheck=always wraps every autocommit statement in a transaction of ours so that its COMMIT carries the check,
+     * but never one that cannot run in a transaction block (VACUUM, CREATE INDEX CONCURRENTLY, a migration's
+     * non-transactional step): those run as they are, as with plain pgjdbc (the reference, first).
+     */
+    @Test
+    void leakCheckAlwaysLeavesStatementsThatCannotRunInATransactionBlockAsTheyAre() throws Exception {
+        List<String> steps = List.of("CREATE TABLE IF NOT EXISTS lh_always_vacuum (id int)",
+                "VACUUM lh_always_vacuum", "CREATE INDEX CONCURRENTLY IF NOT EXISTS lh_always_vacuum_id ON lh_always_vacuum (id)",
+                "DROP INDEX CONCURRENTLY IF EXISTS lh_always_vacuum_id");
+        try (Connection p = bed.connect(route()); Statement s = p.createStatement()) {
+            for (String step : steps) {
+                s.execute(step); // the reference: each runs in autocommit
+            }
+        }
+        try (Connection c = lh("lockhygiene.leakCheck=always"); Statement s = c.createStatement()) {
+            for (String step : steps) {
+                s.execute(step);
+            }
+        }
+    }
+
     @Test
     void batchesAreGuardedToo() throws Exception {
         long k = key(920_008);

@@ -17,14 +17,13 @@ import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.AdvisoryCall;
 import io.lockhygiene.internal.sql.SqlScanner;
+import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.Result;
 import io.r2dbc.spi.Statement;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import io.lockhygiene.internal.holder.SessionBounds;
-import java.time.Duration;
 
 /**
  * Everything LockHygiene does for one R2DBC connection: the R2DBC counterpart of the JDBC connection guard,
@@ -53,6 +52,8 @@ final class R2dbcGuard {
     /** The session's emulation: emulate with a holder, else null. */
     final Emulation emulation;
     final R2dbcEnds ends;
+    /** leakCheck=always: under transaction pooling every transaction end is checked, an autocommit statement's too. */
+    private final boolean checksEveryEnd;
     /** The core's answer: the holder's locks are the owner's wherever it connects, so emulate is pooled everywhere. */
     private final TransactionPooling transactionPooling;
     /** Ends of ours still on their way: later operations wait for them. */
@@ -77,39 +78,13 @@ final class R2dbcGuard {
         this.raw = raw;
         this.proxy = proxy;
         this.settings = settings;
-        this.session = new OwnerSession(settings, "lh-r2dbc-" + IDS.incrementAndGet(), holder, this::readSessionBounds);
+        this.session = new OwnerSession(settings, "lh-r2dbc-" + IDS.incrementAndGet(), holder, () -> PostgresClient.sessionBounds(raw));
         this.emulation = session.emulation();
+        this.checksEveryEnd = LockPolicy.checksEveryTransaction(settings);
         this.transactionPooling = new TransactionPooling(settings, session.id(), emulation != null);
         this.ends = new R2dbcEnds(this);
         this.begin = new DeferredBegin(proxy, this::serverInTransaction);
     }
-
-    /**
-     * The connection's own lock_timeout and statement_timeout as its server shows them now (two SHOWs in one
-     * simple query, on the driver's own connection), read by an emulated wait when it begins. It blocks: the
-     * emulation runs it on the bounded elastic scheduler, never on an event loop. A transaction whose BEGIN is
-     * still deferred has no SET LOCAL yet, so the session's values are the ones that apply.
-     */
-    private SessionBounds readSessionBounds() throws SQLException {
-        Blocking.assertMayBlock();
-        List<String> shown;
-        try {
-            shown = Flux.from(raw.createStatement(SessionBounds.QUERY).execute())
-                    .concatMap(r -> r.map((row, meta) -> row.get(0, String.class)))
-                    .collectList()
-                    .block(SESSION_BOUNDS_TIMEOUT);
-        } catch (RuntimeException e) {
-            throw R2dbcErrors.toSql(e);
-        }
-        if (shown == null || shown.size() != 2) {
-            throw new SQLException("LockHygiene: SHOW gave " + shown + " for the session's lock_timeout and"
-                    + " statement_timeout", "XX000");
-        }
-        return SessionBounds.of(shown.get(0), shown.get(1));
-    }
-
-    /** How long reading the session's bounds may take (one round trip on an idle connection). */
-    private static final Duration SESSION_BOUNDS_TIMEOUT = Duration.ofSeconds(30);
 
     /**
      * The hot path: a text that cannot matter goes to the driver as it is (the prefilter's passes, nothing
@@ -127,8 +102,8 @@ final class R2dbcGuard {
         // the leak check's sample counts the statements no advisory call flags, as JDBC's does (the turn is taken
         // at execution, where it is known whether the statement is its own transaction under transaction pooling)
         boolean sampled = !flagged && session.autocommitSampleTurn();
-        if (!flagged && !sampled && emulation == null && !gate.pending() && !mayEndTransaction(sql)
-                && !(assumesPooling() && sql.indexOf(';') >= 0)) {
+        if (!flagged && !sampled && emulation == null && !gate.pending() && !TransactionControl.mayStartWithEnd(sql)
+                && !(assumesPooling() && (checksEveryEnd || sql.indexOf(';') >= 0))) {
             return proxy.createStatement(sql);
         }
         return new GuardedStatement(this, sql, flagged, sampled);
@@ -137,28 +112,7 @@ final class R2dbcGuard {
     /** At execution, an unflagged statement needs nothing of ours (emulate: nothing held, nothing pending). */
     private boolean passes(GuardedStatement st) {
         return !st.flagged && !st.sampled && !gate.pending() && !begin.pending() && !watching()
-                && !endsCheckedTransaction(st.sql);
-    }
-
-    /**
-     * The text starts with a transaction end's word (COMMIT, END, ROLLBACK, ABORT; a look at its first word, no
-     * scan): it may be the application's end of a transaction whose leak check is due, which must carry the check.
-     * A text of several statements may end one too (its semicolon, looked for under transaction pooling only).
-     */
-    static boolean mayEndTransaction(String sql) {
-        int i = 0;
-        int n = sql.length();
-        while (i < n && Character.isWhitespace(sql.charAt(i))) {
-            i++;
-        }
-        return startsWord(sql, i, "commit") || startsWord(sql, i, "end") || startsWord(sql, i, "rollback")
-                || startsWord(sql, i, "abort");
-    }
-
-    private static boolean startsWord(String sql, int at, String word) {
-        int end = at + word.length();
-        return sql.regionMatches(true, at, word, 0, word.length())
-                && (end == sql.length() || !Character.isJavaIdentifierPart(sql.charAt(end)));
+                && !endsCheckedTransaction(st.sql) && !(checksEveryEnd && !inTransaction() && assumesPooling());
     }
 
     /**
@@ -168,11 +122,11 @@ final class R2dbcGuard {
      */
     private boolean endsCheckedTransaction(String sql) {
         // the first word first: the rest is asked only of a text that may end a transaction
-        if (sql == null || !(mayEndTransaction(sql) || sql.indexOf(';') >= 0) || !inTransaction()) {
+        if (sql == null || !(TransactionControl.mayStartWithEnd(sql) || sql.indexOf(';') >= 0) || !inTransaction()) {
             return false;
         }
         boolean pooling = assumesPooling();
-        return session.watchesEveryStatement(pooling) || (pooling && LockPolicy.checksEveryTransaction(settings));
+        return session.watchesEveryStatement(pooling) || (pooling && checksEveryEnd);
     }
 
     /**
@@ -386,17 +340,28 @@ final class R2dbcGuard {
     private Flux<Result> withoutCalls(GuardedStatement st, ScanResult scan, Situation where) {
         String sql = st.sql;
         boolean inTransaction = where.statementRunsInTransaction();
-        if (st.sampled && !inTransaction && where.transactionPooling() && sql != null
-                && (emulation == null || !emulation.ownerHolds()) && SqlScanner.runsInTransactionBlockAsAlone(sql)) {
-            // the sample took this autocommit statement: it runs in a transaction of ours whose COMMIT carries the
-            // check on the server that ran it (a session lock a function took and kept is found there); otherwise
-            // the turn passes, as JDBC's does
-            session.sampleNextEnd();
-            return ends.wrapped(st, sql);
+        if ((st.sampled || checksEveryEnd) && !inTransaction && sql != null
+                && (emulation == null || !emulation.ownerHolds())) {
+            // the sample took this autocommit statement, or leakCheck=always: the core's plan runs it in a transaction
+            // of ours whose COMMIT carries the check on the server that ran it (a session lock a function took and
+            // kept is found there), never one PostgreSQL refuses in a transaction block; else the turn passes, as JDBC's
+            boolean sampled = st.sampled && SqlScanner.runsInTransactionBlockAsAlone(sql);
+            Plan p;
+            try {
+                p = session.plan(sql, scan, null, LockPolicy.Form.TEXT, sampled, where);
+            } catch (SQLException e) {
+                return Flux.error(R2dbcErrors.of(e));
+            }
+            if (p.wrapped()) {
+                if (sampled) {
+                    session.sampleNextEnd();
+                }
+                return ends.wrapped(st, sql);
+            }
         }
         Flux<Result> run = null;
         if (emulation == null && inTransaction && where.transactionPooling() && sql != null) {
-            if (soleTransactionEnd(scan, sql)) {
+            if (TransactionControl.isSoleEnd(scan, sql)) {
                 // the application's end as text, in a transaction whose leak check may be due: the check (when it
                 // is: recorded calls, the sample, leakCheck=always) in the end's own round trip, as commitTransaction()'s
                 return endedByText(sql);
@@ -419,7 +384,7 @@ final class R2dbcGuard {
                 case FENCED:
                     return ends.wrapped(st, sql);
                 case ENDS_TRANSACTION:
-                    if (soleTransactionEnd(scan, sql)) {
+                    if (TransactionControl.isSoleEnd(scan, sql)) {
                         // the fence of an owner holding emulated locks (and a leak check) in the end's own round
                         // trip, and the table's transaction-level locks let go
                         return endedByText(sql);
@@ -460,15 +425,6 @@ final class R2dbcGuard {
         Flux<Result> run = ends.fencedText(st, sql, scan, inTransaction);
         // an error aborted the transaction it ran in (PostgreSQL skipped the rest): followed
         return run != null && inTransaction ? followingFailure(run) : run;
-    }
-
-    /**
-     * The text is one transaction end and nothing else: COMMIT, END, ROLLBACK or ABORT, chained or not (not PREPARE
-     * TRANSACTION). R2DBC sends a text as one statement, so only such an end can go with the fence in its round trip.
-     */
-    private static boolean soleTransactionEnd(ScanResult scan, String sql) {
-        return scan.statementCount() == 1 && scan.finalEnd() != null
-                && !sql.regionMatches(true, scan.finalEnd().start(), "prepare", 0, 7);
     }
 
     /** The statement as sent (the application's text, or rewrite's); under emulate a failure that aborted its transaction is followed. */
