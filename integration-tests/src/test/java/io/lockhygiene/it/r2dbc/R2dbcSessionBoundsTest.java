@@ -49,7 +49,13 @@ class R2dbcSessionBoundsTest {
                 if (inTransaction) {
                     begin(c);
                 }
-                run(c, setup);
+                if (setup.equals(LOCK_WAIT_TIMEOUT_API)) {
+                    reactor.core.publisher.Mono.from(c.setLockWaitTimeout(java.time.Duration.ofMillis(300))).block();
+                } else if (setup.equals(STATEMENT_TIMEOUT_API)) {
+                    reactor.core.publisher.Mono.from(c.setStatementTimeout(java.time.Duration.ofMillis(300))).block();
+                } else if (!setup.isEmpty()) {
+                    run(c, setup);
+                }
                 long t0 = System.nanoTime();
                 String got;
                 try {
@@ -82,10 +88,22 @@ class R2dbcSessionBoundsTest {
         }
     }
 
+    /** Connection.setLockWaitTimeout(300 ms) instead of a SET text (r2dbc-postgresql sends its own SET). */
+    private static final String LOCK_WAIT_TIMEOUT_API = "setLockWaitTimeout";
+    /** Connection.setStatementTimeout(300 ms). */
+    private static final String STATEMENT_TIMEOUT_API = "setStatementTimeout";
+
+    /**
+     * The bounds as an application sets them: SET texts, and the R2DBC API's setters inside a transaction it began
+     * (the setters' SETs run in the application's transaction, as on PostgreSQL: before, under emulate they went out
+     * before its deferred BEGIN, to whichever server the pooler chose, and the wait read another server's bound).
+     */
     enum Case {
         SET_LOCK_TIMEOUT(false, "SET lock_timeout = '300ms'"),
         SET_LOCAL_LOCK_TIMEOUT(true, "SET LOCAL lock_timeout = '300ms'"),
-        SET_STATEMENT_TIMEOUT(false, "SET statement_timeout = '300ms'");
+        SET_STATEMENT_TIMEOUT(false, "SET statement_timeout = '300ms'"),
+        LOCK_WAIT_TIMEOUT_IN_TRANSACTION(true, LOCK_WAIT_TIMEOUT_API),
+        STATEMENT_TIMEOUT_IN_TRANSACTION(true, STATEMENT_TIMEOUT_API);
 
         final boolean inTransaction;
         final String setup;
@@ -100,7 +118,8 @@ class R2dbcSessionBoundsTest {
     @EnumSource(Case.class)
     void asPostgresThroughBothPoolers(Case c) throws Exception {
         String reference = attempt(plain(bed, Route.DIRECT), 944_000 + c.ordinal(), c.inTransaction, c.setup);
-        assertTrue(reference.startsWith(c == Case.SET_STATEMENT_TIMEOUT ? "57014" : "55P03"), reference);
+        assertTrue(reference.startsWith(c == Case.SET_STATEMENT_TIMEOUT || c == Case.STATEMENT_TIMEOUT_IN_TRANSACTION
+                ? "57014" : "55P03"), reference);
         for (Route route : List.of(Route.TRANSACTION_POOL, Route.PREPARED_TRANSACTION_POOL)) {
             String ours = attempt(guarded(bed, route, "lockhygiene.mode=emulate"), 944_100 + c.ordinal(),
                     c.inTransaction, c.setup);
@@ -108,5 +127,21 @@ class R2dbcSessionBoundsTest {
             assertEquals(reference, ours, route + " " + c);
         }
         assertEquals(List.of(), bed.admin().holdersOf(944_100 + c.ordinal()));
+    }
+
+    /**
+     * A wait the lock table ends (here LockHygiene's own bound, {@code lockhygiene.lockTimeout}) inside a transaction
+     * that has sent nothing yet, so its BEGIN is still deferred: the transaction is aborted as PostgreSQL's would be
+     * (the next statement gets 25P02). Before, the abort went out before the BEGIN and the transaction went on.
+     */
+    @org.junit.jupiter.api.Test
+    void aFailedWaitAbortsATransactionWhoseBeginWasStillDeferred() throws Exception {
+        String reference = attempt(plain(bed, Route.DIRECT), 944_010, true, "SET LOCAL lock_timeout = '300ms'");
+        assertTrue(reference.startsWith("55P03") && reference.contains("after: 25P02"), reference);
+        for (Route route : List.of(Route.TRANSACTION_POOL, Route.PREPARED_TRANSACTION_POOL)) {
+            String ours = attempt(guarded(bed, route, "lockhygiene.mode=emulate", "lockhygiene.lockTimeout=300ms"),
+                    944_110, true, "");
+            assertTrue(ours.startsWith("55P03") && ours.contains("after: 25P02"), route + ": " + ours);
+        }
     }
 }

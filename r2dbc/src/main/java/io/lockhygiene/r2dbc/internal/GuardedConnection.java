@@ -120,14 +120,19 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
         }));
     }
 
+    /**
+     * r2dbc-postgresql sends a SET: inside the application's transaction it goes after that transaction's BEGIN,
+     * deferred or not, as without LockHygiene (sent before it, through a transaction pooler it would land on another
+     * server, and the transaction's waits would read another server's bound).
+     */
     @Override
     public Publisher<Void> setLockWaitTimeout(Duration timeout) {
-        return guard.gate.after(proxy.setLockWaitTimeout(timeout));
+        return guard.gate.after(guard.begin.now().then(Mono.from(proxy.setLockWaitTimeout(timeout))));
     }
 
     @Override
     public Publisher<Void> setStatementTimeout(Duration timeout) {
-        return guard.gate.after(proxy.setStatementTimeout(timeout));
+        return guard.gate.after(guard.begin.now().then(Mono.from(proxy.setStatementTimeout(timeout))));
     }
 
     @Override

@@ -224,8 +224,11 @@ final class R2dbcEnds {
      * purpose, and the table lets go of the innermost level's transaction-level locks.
      */
     Mono<Void> abortTransaction() {
-        return Flux.from(guard.proxy.createStatement("ROLLBACK TO SAVEPOINT lockhygiene_statement_failed_in_the_lock_table")
-                        .execute()).flatMap(Result::getRowsUpdated)
+        // a transaction whose BEGIN is still deferred (DeferredBegin) is begun first: it is the application's, and it
+        // is aborted as PostgreSQL would have aborted it
+        return guard.begin.now().thenMany(Flux.defer(() -> Flux.from(guard.proxy.createStatement(
+                        "ROLLBACK TO SAVEPOINT lockhygiene_statement_failed_in_the_lock_table").execute())))
+                .flatMap(Result::getRowsUpdated)
                 .onErrorResume(expected -> Mono.empty()) // 3B001: the transaction is aborted now, as PostgreSQL's
                 .then(Mono.defer(() -> {
                     guard.failureFollowed = true; // the failure this makes is followed here, once
