@@ -49,7 +49,8 @@ final class GuardedBatch implements Batch {
 
     @Override
     public Publisher<? extends Result> execute() {
-        if (flagged.isEmpty() && guard.emulation == null) {
+        if (flagged.isEmpty() && guard.emulation == null
+                && !(LockPolicy.checksEveryTransaction(guard.settings) && guard.assumesPooling())) {
             texts.forEach(delegate::add);
             return guard.gate.afterMany(guard.begin.now().thenMany(delegate.execute()));
         }
@@ -63,7 +64,11 @@ final class GuardedBatch implements Batch {
     private Flux<Result> planned(LockPolicy.Situation where, Throwable callSite) {
         boolean inTransaction = where.statementRunsInTransaction();
         OwnerSession session = guard.session;
-        boolean wrap = session.ownerHolds() && LockPolicy.fencesBatch(inTransaction, true, controlsTransactions());
+        boolean controls = controlsTransactions();
+        // an owner's autocommit batch carries the fence in the COMMIT of a transaction of ours; under leakCheck=always
+        // any autocommit batch carries the check there, as a statement does (JDBC's rule, LockPolicy.wrapsBatch)
+        boolean wrap = (session.ownerHolds() && LockPolicy.fencesBatch(inTransaction, true, controls))
+                || (!controls && LockPolicy.wrapsBatch(where, guard.settings));
         for (int i = 0; i < texts.size(); i++) {
             String sql = texts.get(i);
             String sent = sql;
