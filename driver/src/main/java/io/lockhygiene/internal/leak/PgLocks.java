@@ -78,9 +78,13 @@ public final class PgLocks {
     private PgLocks() {
     }
 
-    /** {@code COMMIT; LIST_AND_RELEASE} (or ROLLBACK, or the application's own end text). */
+    /**
+     * {@code COMMIT; LIST_AND_RELEASE} (or ROLLBACK, or the application's own end text). A new line before the
+     * semicolon: an application's end text may close with a line comment ({@code COMMIT -- done}), which would
+     * otherwise swallow the listing.
+     */
     public static String atTransactionEnd(String endCommand) {
-        return endCommand + "; " + LIST_AND_RELEASE;
+        return endCommand + "\n; " + LIST_AND_RELEASE;
     }
 
     /** At return, outside a transaction: {@code LIST_AND_RELEASE}, plus COMMIT when autocommit is off. */

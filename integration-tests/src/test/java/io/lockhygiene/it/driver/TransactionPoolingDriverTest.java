@@ -119,7 +119,7 @@ class TransactionPoolingDriverTest {
              Connection c = lh(); Statement s = c.createStatement()) {
             c.setAutoCommit(false);
             s.execute("SELECT pg_advisory_lock(" + k + ")");
-            s.execute("SELECT 1; COMMIT");
+            s.execute("SELECT 1; COMMIT -- done");
             assertEquals(List.of(), bed.admin().holdersOf(k), "released in the round trip of the text's COMMIT");
             assertEquals(1, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
             s.execute("SELECT pg_advisory_lock(" + k + "); COMMIT");

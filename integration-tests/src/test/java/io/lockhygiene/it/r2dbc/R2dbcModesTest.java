@@ -174,7 +174,7 @@ class R2dbcModesTest {
         long k = key(1_991_009, route);
         try (EventRecorder events = EventRecorder.mentioning(Long.toString(k))) {
             Connection c = open(guarded(bed, route, "lockhygiene.mode=detect"));
-            for (String text : List.of("select 1; COMMIT", "select 2::text;\n end ;", "select 3; rollback")) {
+            for (String text : List.of("select 1; COMMIT", "select 2::text;\n end ;", "select 3; rollback -- done")) {
                 begin(c);
                 assertEquals("true", one(c, "select pg_try_advisory_lock($1)", k));
                 assertEquals(1, bed.admin().holdersOf(k).size(), "held while the transaction is open");

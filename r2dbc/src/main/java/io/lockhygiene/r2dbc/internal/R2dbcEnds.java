@@ -103,7 +103,8 @@ final class R2dbcEnds {
         }
         String command = end.textIn(sql);
         long listing = scan.statementCount(); // one result per statement of the text before it
-        String sent = sql.substring(0, end.end()) + "; " + PgLocks.LIST_AND_RELEASE;
+        // a new line first: a line comment after the end (COMMIT -- done) must not swallow the listing
+        String sent = sql.substring(0, end.end()) + "\n; " + PgLocks.LIST_AND_RELEASE;
         return Flux.from(st.real(guard.proxy, sent).execute()).index()
                 .concatMap(r -> r.getT1() < listing ? Mono.just(r.getT2())
                         : Flux.from(r.getT2().map(R2dbcEnds::heldLock)).filter(Optional::isPresent).map(Optional::get)
