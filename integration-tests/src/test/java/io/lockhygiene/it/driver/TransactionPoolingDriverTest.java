@@ -102,6 +102,11 @@ class TransactionPoolingDriverTest {
             assertEquals(List.of(), bed.admin().holdersOf(k));
             assertEquals(List.of(), twoKeyHolders(7742), "the seed's two-int-key lock is released too");
             assertEquals(2, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
+            c.setAutoCommit(true);
+            s.execute("BEGIN; SELECT pg_advisory_lock(" + k + "); COMMIT"); // a transaction of its own, in autocommit
+            assertEquals(List.of(), bed.admin().holdersOf(k), "released in the round trip of its COMMIT");
+            assertEquals(3, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
+            c.setAutoCommit(false);
         }
         assertTrue(LockHygiene.counters().getLeaksReleased() >= leaksBefore + 2);
     }
@@ -125,6 +130,11 @@ class TransactionPoolingDriverTest {
             s.execute("SELECT pg_advisory_lock(" + k + "); COMMIT");
             assertEquals(List.of(), bed.admin().holdersOf(k), "released in the round trip of the text that took it");
             assertEquals(2, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
+            c.setAutoCommit(true);
+            s.execute("BEGIN; SELECT pg_advisory_lock(" + k + "); COMMIT"); // a transaction of its own, in autocommit
+            assertEquals(List.of(), bed.admin().holdersOf(k), "released in the round trip of its COMMIT");
+            assertEquals(3, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
+            c.setAutoCommit(false);
             s.execute("SELECT pg_advisory_lock(" + k + ")");
             try (EventRecorder all = EventRecorder.all()) {
                 s.execute("SELECT 1; COMMIT; SELECT 2");

@@ -296,10 +296,11 @@ final class R2dbcGuard {
         } catch (SQLException e) {
             return Flux.error(R2dbcErrors.of(e));
         }
-        if (emulation == null && where.transactionPooling() && where.statementRunsInTransaction()
-                && sentScan.statementCount() > 1) {
-            // a text that takes a lock and ends its transaction (SELECT pg_advisory_lock(k); COMMIT): the check
-            // after its end, as for a text without calls
+        if (emulation == null && where.transactionPooling() && sentScan.statementCount() > 1
+                && (where.statementRunsInTransaction() || (sentScan.finalTransactionEnd() != null
+                && sentScan.opensTransactionBefore(sentScan.finalTransactionEnd())))) {
+            // a text that takes a lock and ends its transaction (SELECT pg_advisory_lock(k); COMMIT, or a transaction
+            // of its own: BEGIN; ...; COMMIT): the check after its end, as for a text without calls
             Flux<Result> checked = ends.checkedText(st, sent, sentScan);
             if (checked != null) {
                 return watchingUnlocks(checked, sentScan, sql, st.callSite);
