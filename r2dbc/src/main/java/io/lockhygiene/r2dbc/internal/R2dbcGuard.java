@@ -78,7 +78,8 @@ final class R2dbcGuard {
         this.raw = raw;
         this.proxy = proxy;
         this.settings = settings;
-        this.session = new OwnerSession(settings, "lh-r2dbc-" + IDS.incrementAndGet(), holder, () -> PostgresClient.sessionBounds(raw));
+        this.session = new OwnerSession(settings, "lh-r2dbc-" + IDS.incrementAndGet(), holder,
+                () -> PostgresClient.sessionBounds(raw));
         this.emulation = session.emulation();
         this.checksEveryEnd = LockPolicy.checksEveryTransaction(settings);
         this.transactionPooling = new TransactionPooling(settings, session.id(), emulation != null);
