@@ -102,11 +102,6 @@ class TransactionPoolingDriverTest {
             assertEquals(List.of(), bed.admin().holdersOf(k));
             assertEquals(List.of(), twoKeyHolders(7742), "the seed's two-int-key lock is released too");
             assertEquals(2, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
-            c.setAutoCommit(true);
-            s.execute("BEGIN; SELECT pg_advisory_lock(" + k + "); COMMIT"); // a transaction of its own, in autocommit
-            assertEquals(List.of(), bed.admin().holdersOf(k), "released in the round trip of its COMMIT");
-            assertEquals(3, events.of(EventType.LEAK_RELEASED).size(), events.types().toString());
-            c.setAutoCommit(false);
         }
         assertTrue(LockHygiene.counters().getLeaksReleased() >= leaksBefore + 2);
     }

@@ -50,7 +50,7 @@ final class GuardedBatch implements Batch {
     @Override
     public Publisher<? extends Result> execute() {
         if (flagged.isEmpty() && guard.emulation == null
-                && !(LockPolicy.checksEveryTransaction(guard.settings) && guard.assumesPooling())) {
+                && !(guard.checksEveryEnd && guard.assumesPooling())) {
             texts.forEach(delegate::add);
             return guard.gate.afterMany(guard.begin.now().thenMany(delegate.execute()));
         }

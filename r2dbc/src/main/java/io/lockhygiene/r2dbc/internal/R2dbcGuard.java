@@ -53,7 +53,7 @@ final class R2dbcGuard {
     final Emulation emulation;
     final R2dbcEnds ends;
     /** leakCheck=always: under transaction pooling every transaction end is checked, an autocommit statement's too. */
-    private final boolean checksEveryEnd;
+    final boolean checksEveryEnd;
     /** The core's answer: the holder's locks are the owner's wherever it connects, so emulate is pooled everywhere. */
     private final TransactionPooling transactionPooling;
     /** Ends of ours still on their way: later operations wait for them. */
