@@ -1,15 +1,19 @@
 package io.lockhygiene.internal.guard;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLWarning;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.guard.PlanRun.Executed;
 import io.lockhygiene.internal.session.OwnerSession;
+import io.lockhygiene.internal.session.SkipLockedCheck;
 import io.lockhygiene.internal.session.TextAnalysis;
 import io.lockhygiene.internal.session.TransactionPooling;
 import io.lockhygiene.internal.leak.RecentCalls.RecentStatements;
@@ -57,8 +61,6 @@ public final class ConnectionGuard {
     private final PlanRun runs;
     /** The texts of several statements it runs in pieces (emulate's split, the fences and checks inside a text). */
     private final SeveralStatements several;
-    /** Made at the first SKIP LOCKED statement (most connections never send one: a class less to load). */
-    private SkipLockedCheck skipLocked;
     /**
      * The last text that passed the prefilter: the same String again (a constant, an ORM's cached SQL) skips
      * the passes over it. Identity only, so nothing a text says is ever taken from another text.
@@ -229,11 +231,9 @@ public final class ConnectionGuard {
         if (scan.nothingOfInterest() && !sampled) {
             return StatementPlan.unflagged(sql); // its run decides, if it must (a statement watched)
         }
-        if (scan.hasSkipLocked() && settings.skipLocked() != Settings.SkipLocked.OFF) {
-            if (skipLocked == null) {
-                skipLocked = new SkipLockedCheck(raw, settings, session.reporter()); // a racing second one only asks again
-            }
-            skipLocked.check(sql);
+        SkipLockedCheck skipLocked = session.skipLockedCheck(scan);
+        if (skipLocked != null) {
+            checkSkipLocked(skipLocked, sql);
         }
         LockShape shape = session.emulates() && !scan.calls().isEmpty() ? analysis.shape() : null;
         Situation where = situation();
@@ -245,6 +245,38 @@ public final class ConnectionGuard {
         }
         return new StatementPlan(sql, sql, scan, scan, shape, form)
                 .decidedNow(now ? where : null, now ? decided : null, sampled);
+    }
+
+    /**
+     * The SKIP LOCKED trap ({@link SkipLockedCheck}, the core's), the catalog read here: the connection's scope at its
+     * first such text, a table's unique keys at its first. Strict refuses before anything is sent.
+     */
+    private void checkSkipLocked(SkipLockedCheck check, String sql) throws SQLException {
+        if (!check.knowsScope()) {
+            try (Statement s = raw.createStatement(); ResultSet rs = s.executeQuery(SkipLockedCheck.SCOPE_QUERY)) {
+                rs.next();
+                check.scopeRead(rs.getString(1));
+            } catch (SQLException e) {
+                return; // e.g. a failed transaction: the statement itself will fail; asked again next time
+            }
+        }
+        String table = check.keysToRead(sql);
+        if (table != null) {
+            List<String[]> keys = new ArrayList<>();
+            try (PreparedStatement ps = raw.prepareStatement(SkipLockedCheck.KEYS_QUERY_JDBC)) {
+                ps.setString(1, table);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        keys.add((String[]) rs.getArray(1).getArray());
+                    }
+                }
+                check.keysRead(table, keys);
+            } catch (SQLException | RuntimeException e) {
+                check.keysUnread(table, e);
+                return;
+            }
+        }
+        check.check(sql, null);
     }
 
     /**

@@ -13,7 +13,7 @@ import io.lockhygiene.build.Forwarding;
 import io.lockhygiene.internal.guard.ConnectionGuard;
 import io.lockhygiene.internal.guard.StatementPlan;
 import io.lockhygiene.internal.placement.HolderRoute;
-import io.lockhygiene.internal.lint.SkipLockedLint;
+import io.lockhygiene.internal.session.SkipLockedCheck;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 
@@ -86,7 +86,7 @@ public abstract class LockHygieneConnection implements Connection {
         if (pgConnection.isWrapperFor(LockHygieneConnection.class)) {
             return pgConnection;
         }
-        String refusal = SkipLockedLint.checkAtConnect(settings.skipLocked(), SkipLockedLint.parserAvailable());
+        String refusal = SkipLockedCheck.refusal(settings);
         if (refusal != null) {
             closeQuietly(pgConnection);
             throw new SQLException("LockHygiene refused the connection: " + refusal, "HY024");

@@ -17,12 +17,15 @@ import java.util.Set;
  * by the server ({@code to_regclass}), with the connection's search_path.
  */
 public final class KeyCatalog {
-    static final String SQL = "SELECT array_agg(a.attname::text ORDER BY k.ord)"
+    /** One row per unique key: its column names as {@code text[]}; {@code ?} is the table's name as text. */
+    public static final String SQL = "SELECT array_agg(a.attname::text ORDER BY k.ord)"
             + " FROM pg_catalog.pg_index i"
             + " CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)"
             + " JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum"
             + " WHERE i.indrelid = pg_catalog.to_regclass(?) AND i.indisunique AND i.indpred IS NULL"
             + " AND i.indexprs IS NULL GROUP BY i.indexrelid";
+    /** {@link #SQL} with its parameter numbered ({@code $1}), for a driver that sends PostgreSQL's own form. */
+    public static final String NUMBERED_SQL = SQL.replace("?", "$1");
 
     private KeyCatalog() {
     }
@@ -35,11 +38,16 @@ public final class KeyCatalog {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     Array a = rs.getArray(1);
-                    keys.add(new LinkedHashSet<>(Arrays.asList((String[]) a.getArray())));
+                    keys.add(key((String[]) a.getArray()));
                 }
             }
         }
         return keys;
+    }
+
+    /** One row's key: its column names, in the key's order. */
+    public static Set<String> key(String[] columns) {
+        return new LinkedHashSet<>(Arrays.asList(columns));
     }
 
     /** The first key all of whose columns are pinned, or null. */

@@ -1,7 +1,5 @@
 package io.lockhygiene.internal.lint;
 
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,10 +28,25 @@ public final class SkipLockedLint {
         static final Verdict UNKNOWN = new Verdict(null, null);
         private final String table;
         private final Set<String> key;
+        private final String keysToRead;
 
         Verdict(String table, Set<String> key) {
+            this(table, key, null);
+        }
+
+        private Verdict(String table, Set<String> key, String keysToRead) {
             this.table = table;
             this.key = key;
+            this.keysToRead = keysToRead;
+        }
+
+        static Verdict keysOf(String table) {
+            return new Verdict(null, null, table);
+        }
+
+        /** The table whose unique keys must be read before there is a verdict; null when there is one. */
+        public String keysToRead() {
+            return keysToRead;
         }
 
         /** True when the statement pins one row by a unique key. */
@@ -93,12 +106,15 @@ public final class SkipLockedLint {
     }
 
     /**
-     * Only for text whose scan found SKIP LOCKED outside strings and comments.
+     * Only for text whose scan found SKIP LOCKED outside strings and comments. Reads nothing: a statement pinned by
+     * equality on a table whose unique keys are not known yet gets {@link Verdict#keysToRead()}, the table whose keys
+     * the front end reads ({@link KeyCatalog}) and hands to {@link #keysRead} (or {@link #keysUnread}) before it asks
+     * again; so a front end that must not block (R2DBC) reads them its own way.
      *
-     * @param scope which catalog the text is read against ({@link #scopeOf}): the same SQL text and table
+     * @param scope which catalog the text is read against ({@link #SCOPE_SQL}): the same SQL text and table
      *              name mean different tables in two databases or under two search_paths
      */
-    public static Verdict check(String sql, Connection catalog, String scope) {
+    public static Verdict check(String sql, String scope) {
         String cacheKey = scope + '\u0000' + sql;
         Verdict cached = VERDICTS.get(cacheKey);
         if (cached != null) {
@@ -124,9 +140,9 @@ public final class SkipLockedLint {
                 v = Verdict.CLEAN;
                 break;
             default:
-                List<Set<String>> keys = keysOf(analysis.table(), catalog, scope);
+                List<Set<String>> keys = KEYS.get(scope + '\u0000' + analysis.table());
                 if (keys == null) {
-                    return Verdict.UNKNOWN; // not cached: the catalog may answer next time
+                    return Verdict.keysOf(analysis.table()); // not cached: asked again once they are read
                 }
                 Set<String> covered = KeyCatalog.coveredKey(keys, analysis.pinnedColumns());
                 v = covered == null ? Verdict.CLEAN : new Verdict(analysis.table(), covered);
@@ -138,38 +154,24 @@ public final class SkipLockedLint {
         return v;
     }
 
+    /** The unique keys of {@code table} in {@code scope}, as the catalog gave them ({@link KeyCatalog}). */
+    public static void keysRead(String scope, String table, List<Set<String>> keys) {
+        if (KEYS.size() >= MAX) {
+            KEYS.clear();
+        }
+        KEYS.put(scope + '\u0000' + table, keys);
+    }
+
+    /** The catalog could not be read for {@code table}: said once; its statements pass unchecked until it can. */
+    public static void keysUnread(String table, Throwable e) {
+        if (CATALOG_FAILURES.putIfAbsent(table, Boolean.TRUE) == null) {
+            Log.warn("LockHygiene: cannot read the unique keys of {} from the catalog ({}); its SKIP LOCKED"
+                    + " statements are not checked until it can", table, e.toString());
+        }
+    }
+
     /** The SQL that says which catalog a connection reads names against: server, database, search_path. */
     public static final String SCOPE_SQL = "SELECT coalesce(pg_catalog.inet_server_addr()::text, 'local') || ':'"
             + " || coalesce(pg_catalog.inet_server_port()::text, pg_catalog.current_setting('port')) || '/'"
             + " || pg_catalog.current_database() || '?' || pg_catalog.current_setting('search_path')";
-
-    /** A connection's scope for the caches ({@link #SCOPE_SQL}), asked once per connection. */
-    public static String scopeOf(Connection c) throws SQLException {
-        try (java.sql.Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery(SCOPE_SQL)) {
-            rs.next();
-            return rs.getString(1);
-        }
-    }
-
-    private static List<Set<String>> keysOf(String table, Connection catalog, String scope) {
-        String cacheKey = scope + '\u0000' + table;
-        List<Set<String>> keys = KEYS.get(cacheKey);
-        if (keys != null) {
-            return keys;
-        }
-        try {
-            keys = KeyCatalog.uniqueKeys(catalog, table);
-        } catch (SQLException | RuntimeException e) {
-            if (CATALOG_FAILURES.putIfAbsent(table, Boolean.TRUE) == null) {
-                Log.warn("LockHygiene: cannot read the unique keys of {} from the catalog ({}); its SKIP LOCKED"
-                        + " statements are not checked until it can", table, e.toString());
-            }
-            return null;
-        }
-        if (KEYS.size() >= MAX) {
-            KEYS.clear();
-        }
-        KEYS.put(cacheKey, keys);
-        return keys;
-    }
 }

@@ -57,6 +57,8 @@ public final class OwnerSession {
     private final LeakReporter reporter;
     /** Calls seen since the last leak check, for attribution; non-empty means "touched advisory locks". */
     private final RecentCalls calls = new RecentCalls();
+    /** See {@link #skipLockedCheck}. */
+    private volatile SkipLockedCheck skipLocked;
     /** emulate's part: JDBC's is never null (inert unless emulate has a holder); R2DBC's is null unless it has. */
     private final Emulation emulation;
     private final StatementTally tally;
@@ -123,6 +125,22 @@ public final class OwnerSession {
 
     public RecentCalls calls() {
         return calls;
+    }
+
+    /**
+     * The SKIP LOCKED single-key trap's check for a text the scan found {@code SKIP LOCKED} in, or null (none there,
+     * or {@code lockhygiene.skipLocked=off}). Made at the connection's first such text: most never send one.
+     */
+    public SkipLockedCheck skipLockedCheck(ScanResult scan) {
+        if (!scan.hasSkipLocked() || settings.skipLocked() == Settings.SkipLocked.OFF) {
+            return null;
+        }
+        SkipLockedCheck check = skipLocked;
+        if (check == null) {
+            check = new SkipLockedCheck(settings, reporter); // a racing second one only asks the scope again
+            skipLocked = check;
+        }
+        return check;
     }
 
     /** emulate's part, or null (R2DBC without emulate); see the field. */

@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import io.lockhygiene.internal.holder.Holder;
 import io.lockhygiene.internal.log.Log;
 import io.lockhygiene.internal.policy.LockPolicy;
+import io.lockhygiene.internal.session.SkipLockedCheck;
 import io.lockhygiene.internal.settings.SettingsReader;
 import io.lockhygiene.internal.log.EmulateMessages;
 import io.lockhygiene.internal.placement.EndpointResolver;
@@ -36,11 +37,15 @@ public final class Guarding {
     private final AtomicBoolean toldNoHolder = new AtomicBoolean();
 
     /**
-     * @throws IllegalArgumentException for a bad setting
+     * @throws IllegalArgumentException for a bad setting, or {@code lockhygiene.skipLocked=strict} without JSqlParser
      */
     public Guarding(ConnectionFactory delegate, Map<String, String> keys, Optional<ConnectionFactoryOptions> endpoint,
                     List<ProxyExecutionListener> listeners) {
         this.settings = SettingsReader.readForConnection(keys, System.getProperties(), System::getenv);
+        String refusal = SkipLockedCheck.refusal(settings);
+        if (refusal != null) {
+            throw new IllegalArgumentException("LockHygiene cannot guard this ConnectionFactory: " + refusal);
+        }
         if (listeners.isEmpty()) {
             // nobody observes: the driver's own connections, so a statement without advisory calls costs the
             // prefilter and nothing else (r2dbc-proxy's proxies cost about 1 µs and 3.5 KB a statement)

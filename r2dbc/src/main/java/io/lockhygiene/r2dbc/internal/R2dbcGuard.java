@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.leak.UnlockWatch;
 import io.lockhygiene.internal.session.OwnerSession;
+import io.lockhygiene.internal.session.SkipLockedCheck;
 import io.lockhygiene.internal.session.TextAnalysis;
 import io.lockhygiene.internal.session.TransactionPooling;
 import io.lockhygiene.internal.holder.Holder;
@@ -248,6 +249,11 @@ final class R2dbcGuard {
         String sql = st.sql;
         TextAnalysis analysis = sql == null || sql.isEmpty() ? null : TextAnalysis.of(sql);
         ScanResult scan = analysis == null ? ScanResult.NOTHING : analysis.scan();
+        SkipLockedCheck skipLocked = session.skipLockedCheck(scan);
+        if (skipLocked != null) {
+            return SkipLockedCatalog.checked(raw, skipLocked, st.sql, st.callSite)
+                    .thenMany(Flux.defer(() -> situation().flatMapMany(where -> run(st, scan, where))));
+        }
         return situation().flatMapMany(where -> run(st, scan, where));
     }
 
