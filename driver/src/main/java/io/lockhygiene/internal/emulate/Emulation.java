@@ -16,9 +16,7 @@ import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 import io.lockhygiene.internal.placement.EndpointResolver;
 import io.lockhygiene.internal.placement.HolderRoute;
 import io.lockhygiene.internal.policy.LockPolicy.Situation;
-import io.lockhygiene.internal.shape.KeyArg;
 import io.lockhygiene.internal.shape.LockShape;
-import io.lockhygiene.internal.shape.Node;
 import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.TransactionControl;
@@ -137,9 +135,9 @@ public final class Emulation {
     }
 
     /**
-     * Why the lock table cannot decide {@code shape} for an owner without a JDBC connection (nothing to ask the
-     * server on), or null when it can: a shape emulate refuses anyway, keys read from rows, expression keys, and
-     * statements whose answer or validity only the server can tell.
+     * Why the lock table cannot decide {@code shape} for an owner without a JDBC connection, or null when it can: a
+     * shape emulate refuses anyway, keys read from rows, an answer or validity only the server can tell (keys the JVM
+     * cannot read are the server's, {@link #keysToCompute}).
      */
     public static String whyNot(LockShape shape) {
         if (!shape.isSupported()) {
@@ -152,15 +150,7 @@ public final class Emulation {
             return "its answer is more than the advisory calls' results, which only the server can compute on this"
                     + " connection (R2DBC)";
         }
-        for (Node.Call c : shape.calls()) {
-            for (KeyArg a : c.args()) {
-                if (a.kind() == KeyArg.Kind.EXPRESSION) {
-                    return "a key of " + c.function().sqlName() + " is an expression, which only the server can"
-                            + " compute on this connection (R2DBC)";
-                }
-            }
-        }
-        return null;
+        return null; // keys the JVM cannot read are computed by the server (keysToCompute)
     }
 
     /** emulate with a lock holder. */
@@ -200,6 +190,14 @@ public final class Emulation {
     }
 
     /**
+     * For an owner without a JDBC connection (R2DBC): the keys only the server can compute (the JVM cannot read them,
+     * the key cache does not know them), which its front end has computed and hands to {@link #execute}; or null.
+     */
+    public ServerKeys keysToCompute(LockShape shape, BindView binds) {
+        return KeyResolution.toCompute(shape, binds, holder.keys());
+    }
+
+    /**
      * One execution of a statement whose calls the lock table decides (see {@link ShapeExecution}).
      *
      * @param binds a prepared statement's bind values, or null
@@ -207,16 +205,18 @@ public final class Emulation {
      * @param queryTimeoutSeconds the statement's own timeout ({@code setQueryTimeout}), 0 for none
      * @param callSite where the application sent the statement when that is not this thread's stack (a reactive
      *                 chain), or null
+     * @param computed the keys the server computed for an owner without a JDBC connection ({@link #keysToCompute}),
+     *                 or null
      */
     public Outcome execute(LockShape shape, BindView binds, boolean inTransaction, int queryTimeoutSeconds,
-                           Throwable callSite) throws SQLException {
+                           Throwable callSite, ServerKeys computed) throws SQLException {
         if (inTransaction && venue == null) {
             venue = Situation.Venue.TABLE;
         }
         Limits limits = new Limits(settings.lockTimeoutMillis(), queryTimeoutSeconds, sessionBounds);
         waiting = limits;
         try {
-            return new ShapeExecution(context, owner(), shape, binds, inTransaction, limits, callSite).run();
+            return new ShapeExecution(context, owner(), shape, binds, inTransaction, limits, callSite, computed).run();
         } catch (SQLException | RuntimeException e) {
             if (inTransaction && raw != null) {
                 failApplicationTransaction(e);

@@ -35,6 +35,15 @@ final class KeyResolution {
      *            owner without one (R2DBC): such a key is then refused (0A000), never guessed
      */
     static CallKey[] keys(LockShape shape, BindView binds, KeyCache cache, Connection raw) throws SQLException {
+        return keys(shape, binds, cache, raw, null);
+    }
+
+    /**
+     * The same for an owner without a connection whose front end had the server compute what the JVM cannot
+     * ({@code computed}, from {@link #toCompute}); a key still unknown is refused.
+     */
+    static CallKey[] keys(LockShape shape, BindView binds, KeyCache cache, Connection raw, ServerKeys computed)
+            throws SQLException {
         List<Node.Call> calls = shape.calls();
         KeyValue[][] args = new KeyValue[calls.size()][];
         List<Node.Call> pending = new ArrayList<>(0);
@@ -59,15 +68,76 @@ final class KeyResolution {
         }
         if (!pending.isEmpty()) {
             if (raw == null) {
-                throw new SQLException(EmulateMessages.keyNotReadable(pending.get(0).function().sqlName()), "0A000");
+                fromServer(shape, pending, binds, cache, computed, args);
+            } else {
+                evaluate(shape, pending, binds, cache, raw, args);
             }
-            evaluate(shape, pending, binds, cache, raw, args);
         }
         CallKey[] keys = new CallKey[calls.size()];
         for (Node.Call c : calls) {
             keys[c.index()] = CallKey.of(args[c.index()]);
         }
         return keys;
+    }
+
+    /**
+     * For an owner without a connection: what the server must compute of this execution's keys (those neither the
+     * JVM nor the key cache knows), or null when nothing.
+     */
+    static ServerKeys toCompute(LockShape shape, BindView binds, KeyCache cache) {
+        List<Node.Call> pending = new ArrayList<>(0);
+        for (Node.Call c : shape.calls()) {
+            boolean pair = c.args().size() == 2;
+            for (KeyArg a : c.args()) {
+                KeyValue v = KeyValues.resolve(a, pair, binds);
+                if (v == null && a.cacheable()) {
+                    v = cached(cache, shape, a, pair, binds);
+                }
+                if (v == null) {
+                    pending.add(c);
+                    break;
+                }
+            }
+        }
+        return pending.isEmpty() ? null : new ServerKeys(ShapeText.keyQuery(shape, pending), pending, shape.calls().size());
+    }
+
+    /** True when the JVM reads every key of the shape's calls from the text and the binds alone (no cache, no server). */
+    static boolean readsAll(LockShape shape, BindView binds) {
+        for (Node.Call c : shape.calls()) {
+            boolean pair = c.args().size() == 2;
+            for (KeyArg a : c.args()) {
+                if (KeyValues.resolve(a, pair, binds) == null) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /** The pending keys from what the server computed for the front end; one it did not compute is refused. */
+    private static void fromServer(LockShape shape, List<Node.Call> pending, BindView binds, KeyCache cache,
+                                   ServerKeys computed, KeyValue[][] args) throws SQLException {
+        for (Node.Call c : pending) {
+            boolean pair = c.args().size() == 2;
+            for (int i = 0; i < c.args().size(); i++) {
+                if (args[c.index()][i] != null) {
+                    continue;
+                }
+                KeyValue v = computed == null ? null : computed.value(c.index(), i);
+                if (v == null) {
+                    throw new SQLException(EmulateMessages.keyNotReadable(c.function().sqlName()), "0A000");
+                }
+                args[c.index()][i] = v;
+                KeyArg a = c.args().get(i);
+                if (a.cacheable()) {
+                    String key = cacheKey(shape, a, pair, binds);
+                    if (key != null) {
+                        cache.put(key, v);
+                    }
+                }
+            }
+        }
     }
 
     /** ROWS: one key array per row the statement reads (its rows and their keys in one snapshot). */

@@ -44,15 +44,19 @@ final class ShapeExecution {
     private TransactionId statementTransaction;
     private SQLWarning warnings;
     private Throwable stack;
+    /** Keys the server computed for an owner without a JDBC connection, or null. */
+    private final ServerKeys computed;
 
     /**
      * @param owner who takes the locks (the connection, or the thread a pool lends it to)
      * @param inTransaction the statement runs inside a transaction block (as the server says)
      * @param callSite where the application sent it, when it is not this thread's stack (R2DBC); else null
+     * @param computed keys the server computed for an owner without a JDBC connection (R2DBC), or null
      */
     ShapeExecution(ExecutionContext context, LockOwner owner, LockShape shape, BindView binds,
-                   boolean inTransaction, Limits limits, Throwable callSite) {
+                   boolean inTransaction, Limits limits, Throwable callSite, ServerKeys computed) {
         this.stack = callSite;
+        this.computed = computed;
         this.context = context;
         this.shape = shape;
         this.binds = binds;
@@ -81,7 +85,7 @@ final class ShapeExecution {
     }
 
     private Outcome oneRow() throws SQLException {
-        CallKey[] keys = KeyResolution.keys(shape, binds, holder.keys(), context.raw);
+        CallKey[] keys = KeyResolution.keys(shape, binds, holder.keys(), context.raw, computed);
         Node.Call[] probe = shape.freeProbe();
         ShapeEvaluator.Row row;
         AdvisoryKey probed = probe == null ? null : keys[probe[0].index()].key();

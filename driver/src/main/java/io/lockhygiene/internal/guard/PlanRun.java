@@ -165,7 +165,7 @@ public final class PlanRun {
     private <R> Executed<R> emulate(StatementPlan plan, Binds binds, StatementSource face, Call<R> call, Situation where)
             throws SQLException {
         Outcome outcome = emulation.execute(plan.shape, binds, where.statementRunsInTransaction(),
-                face.app().getQueryTimeout(), null);
+                face.app().getQueryTimeout(), null, null);
         try {
             Statement target;
             String sql;

@@ -32,14 +32,14 @@ public final class EmulateMessages {
     }
 
     /**
-     * A key only the server could compute, for an owner whose own connection LockHygiene cannot ask (R2DBC):
-     * refused (SQLState 0A000), nothing sent.
+     * A key only the server can compute, for an owner whose front end asks the server itself (R2DBC), without the
+     * server's value (a fault of ours): refused (SQLState 0A000), nothing sent.
      */
     public static String keyNotReadable(String function) {
-        return WHO + " refused " + function + ": its key is not an integer literal or an integer bind parameter"
-                + " (Integer, Long or Short), and on this connection (R2DBC) LockHygiene cannot have the server compute"
-                + " it exactly as PostgreSQL would. Nothing was sent. Fix: compute the key first (SELECT hashtext($1))"
-                + " and bind it as a Long, or use pg_advisory_xact_lock inside a transaction, which needs no emulation.";
+        return WHO + " refused " + function + ": its key is computed by the server and, on this connection (R2DBC),"
+                + " LockHygiene did not get the server's value for it. Nothing was sent. Fix: compute the key first"
+                + " (SELECT hashtext($1)) and bind it as a Long, or use pg_advisory_xact_lock inside a transaction,"
+                + " which needs no emulation; and report this, with the statement.";
     }
 
     /** Two owners of this process wait for each other (SQLState 40P01). */

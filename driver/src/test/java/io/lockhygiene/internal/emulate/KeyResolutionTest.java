@@ -1,8 +1,10 @@
 package io.lockhygiene.internal.emulate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.SQLException;
@@ -53,6 +55,39 @@ class KeyResolutionTest {
         assertEquals(List.of("-5"), keysOf("SELECT pg_try_advisory_lock(hashtext(?))", binds, cache));
         assertEquals(List.of("NULL"), keysOf("SELECT pg_try_advisory_lock(1, hashtext('b'))", null, cache),
                 "a NULL the server computed before is NULL again");
+    }
+
+    /**
+     * An owner without a connection (R2DBC): what the server must compute is asked once, as one query, and the answer
+     * fills the keys (and the cache); what the JVM reads is not asked; a key left unanswered is refused, not guessed.
+     */
+    @Test
+    void keysTheServerComputesForAnOwnerWithoutAConnection() throws SQLException {
+        KeyCache cache = new KeyCache();
+        Binds binds = new Binds();
+        binds.set(1, "setString", (ps, i) -> ps.setString(i, "job"), "job");
+        LockShape shape = ShapeParser.parse("SELECT pg_try_advisory_lock(7), pg_try_advisory_lock(3, hashtext(?))");
+        assertTrue(ServerKeys.mayBeNeeded(shape, binds));
+        Binds ints = new Binds();
+        ints.set(1, "setInt", (ps, i) -> ps.setInt(i, 9), 9);
+        assertFalse(ServerKeys.mayBeNeeded(ShapeParser.parse("SELECT pg_try_advisory_lock(7, ?)"), ints),
+                "integer literals and binds: decided in the JVM");
+        SQLException refused = assertThrows(SQLException.class, () -> KeyResolution.keys(shape, binds, cache, null, null));
+        assertEquals("0A000", refused.getSQLState());
+        ServerKeys asked = KeyResolution.toCompute(shape, binds, cache);
+        assertEquals("SELECT pg_catalog.int4send((3)), pg_catalog.int4send((hashtext(?)))", asked.sql(),
+                "only the call the JVM cannot read, both its arguments");
+        assertEquals("[1]", java.util.Arrays.toString(asked.parameters()));
+        assertTrue(asked.immutable());
+        asked.answered(List.of(new byte[] {0, 0, 0, 3}, new byte[] {-1, -1, -1, -2}));
+        List<String> keys = new ArrayList<>();
+        for (CallKey k : KeyResolution.keys(shape, binds, cache, null, asked)) {
+            keys.add(k.toString());
+        }
+        assertEquals(List.of("7", "3, -2"), keys);
+        assertNull(KeyResolution.toCompute(shape, binds, cache), "kept in the cache: nothing to ask the next time");
+        assertTrue(!KeyResolution.toCompute(ShapeParser.parse("SELECT pg_try_advisory_lock(length(current_user))"), null,
+                cache).immutable(), "not a function of its inputs alone: asked inside the transaction");
     }
 
     @Test

@@ -41,7 +41,7 @@ class LossUntoldTest {
         OwnerSession session = new OwnerSession(Settings.builder().mode(Settings.Mode.EMULATE).build(), "lh-1", holder, null);
         Emulation e = session.emulation();
         Outcome taken = e.execute(OwnerSession.withoutConnection(TextAnalysis.of("SELECT pg_advisory_lock(42)").shape()),
-                null, false, 0, null);
+                null, false, 0, null, null);
         taken.finish();
         assertTrue(e.ownerHolds());
 

@@ -44,7 +44,7 @@ import reactor.core.scheduler.Schedulers;
  * r2dbc-postgresql and through LockHygiene, compared statement by statement), mutual exclusion for reactive
  * workers (control: plain r2dbc-postgresql overlaps), a blocking lock that waits for another connection's unlock
  * without a thread of the event loop waiting, a lost holder session fencing the owner's commit, a close letting
- * go, and the refusals of what only the server could compute on this connection. Under BlockHound.
+ * go, and keys only the server can compute. Under BlockHound.
  */
 @ExtendWith({TestBedExtension.class, BlockHoundExtension.class})
 class R2dbcEmulateTest {
@@ -271,20 +271,86 @@ class R2dbcEmulateTest {
         }
     }
 
-    /** What only the server could compute on an R2DBC connection is refused, with what to do; nothing is sent. */
-    @Test
-    void expressionKeysAreRefusedWithTheFix() throws Exception {
-        Connection c = open(guarded(bed, Route.TRANSACTION_POOL, "lockhygiene.mode=emulate"));
-        R2dbcException e = assertThrows(R2dbcException.class,
-                () -> one(c, "select pg_try_advisory_lock(hashtext($1))", "job-1992006"));
-        assertEquals("0A000", e.getSqlState());
-        assertTrue(e.getMessage().contains("compute the key first"), e.getMessage());
-        R2dbcException text = assertThrows(R2dbcException.class,
-                () -> one(c, "select pg_try_advisory_lock($1)", "1992006"));
-        assertEquals("0A000", text.getSqlState(), "a text bind: only the server could tell its type");
-        assertEquals("true", one(c, "select pg_try_advisory_xact_lock(hashtext($1))", "job-1992006"),
-                "transaction-level calls of an owner that holds nothing run on the server");
-        close(c);
+    /**
+     * Keys only the server can compute ({@code hashtext($1)}, a literal's hash, a text bind, a pair with a hash, a key
+     * that is not immutable inside a transaction whose BEGIN waits): the server computes them on the application's
+     * connection and the lock table decides, every answer as PostgreSQL gives it (errors by SQLState), compared
+     * statement by statement with direct r2dbc-postgresql. They were refused (0A000) before. The control: plain
+     * r2dbc-postgresql through the pooler loses the lock to another server.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Route.class, names = {"TRANSACTION_POOL", "PREPARED_TRANSACTION_POOL"})
+    void keysTheServerComputesAnswerAsPostgreSqlDoes(Route route) throws Exception {
+        long k = route == Route.TRANSACTION_POOL ? 1_992_006 : 1_992_506;
+        long hashed;
+        try (java.sql.Connection c = bed.connect(Route.DIRECT); java.sql.Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery("select hashtext('job-" + k + "')")) {
+            rs.next();
+            hashed = rs.getLong(1);
+        }
+        List<String> reference = serverKeyScript(plain(bed, Route.DIRECT), k);
+        List<String> ours = serverKeyScript(guarded(bed, route, "lockhygiene.mode=emulate"), k);
+        for (int i = 0; i < reference.size(); i++) {
+            assertEquals(reference.get(i), ours.get(i), "statement " + (i + 1));
+        }
+        assertEquals(reference.size(), ours.size());
+        assertEquals(List.of(), bed.admin().holdersOf(hashed), "nothing left");
+        // the control: plain r2dbc-postgresql through the pooler takes the lock on one server, unlocks on another
+        Connection plainA = open(plain(bed, route));
+        Connection plainB = open(plain(bed, route));
+        try {
+            one(plainA, "select pg_advisory_lock(hashtext($1))::text", "job-" + k);
+            begin(plainB);
+            one(plainB, "select 1::text"); // pins the server the lock was taken on (PgBouncer lends the last one)
+            String unlocked = one(plainA, "select pg_advisory_unlock(hashtext($1))::text", "job-" + k);
+            R2dbcRoutes.rollback(plainB);
+            assertTrue("false".equals(unlocked) || !bed.admin().holdersOf(hashed).isEmpty(),
+                    "control: the unlock missed its lock (" + unlocked + ")");
+        } finally {
+            close(plainB);
+            close(plainA);
+            bed.admin().terminateHoldersOf(hashed);
+        }
+    }
+
+    private static List<String> serverKeyScript(ConnectionFactory cf, long k) {
+        Connection a = open(cf);
+        Connection b = open(cf);
+        List<String> out = new ArrayList<>();
+        try {
+            String job = "job-" + k;
+            out.add(show(a, "select pg_try_advisory_lock(hashtext($1))", job));
+            out.add(show(b, "select pg_try_advisory_lock(hashtext($1)) as taken", job));
+            out.add(show(a, "select pg_try_advisory_lock(hashtext($1))", job)); // again: the key cache's
+            out.add(show(a, "select pg_advisory_lock(hashtext('" + job + "-literal'))"));
+            out.add(show(b, "select pg_try_advisory_lock(hashtext('" + job + "-literal'))"));
+            out.add(show(a, "select pg_try_advisory_lock($1)", Long.toString(k + 5))); // a text bind
+            out.add(show(a, "select pg_try_advisory_lock($1)", "not a number"));
+            out.add(show(a, "select pg_try_advisory_lock(7742, hashtext($1))", job));
+            out.add(show(b, "select pg_try_advisory_lock(7742, hashtext($1))", job));
+            io.r2dbc.spi.Statement nullKey = a.createStatement("select pg_try_advisory_lock(hashtext($1))")
+                    .bindNull(0, String.class);
+            out.add("a NULL text => " + Flux.from(nullKey.execute()).concatMap(r -> r.map((row, meta) ->
+                    String.valueOf(row.get(0)))).collectList().block(TIMEOUT));
+            begin(a); // its BEGIN waits for a statement that needs the server: this key is not immutable
+            out.add(show(a, "select pg_try_advisory_lock(" + (k + 6) + " + length(current_user) - length(current_user))"));
+            out.add(show(b, "select pg_try_advisory_lock($1)", k + 6));
+            R2dbcRoutes.rollback(a); // a session lock outlives its transaction
+            out.add(show(b, "select pg_try_advisory_lock($1)", k + 6));
+            begin(a);
+            out.add(show(a, "select pg_try_advisory_lock($1)", "still not a number")); // aborts the transaction
+            out.add(show(a, "select 1"));
+            R2dbcRoutes.rollback(a);
+            out.add(show(a, "select pg_advisory_unlock(hashtext($1)), pg_advisory_unlock(hashtext($1)) as again", job));
+            out.add(show(a, "select pg_advisory_unlock(hashtext($1))", job));
+            out.add(show(b, "select pg_try_advisory_lock(hashtext($1))", job));
+            out.add(show(b, "select pg_advisory_unlock_all()"));
+            out.add(show(a, "select pg_advisory_unlock_all()"));
+        } finally {
+            close(b);
+            close(a);
+        }
+        return out;
     }
 
     /** r2dbc-pool lends connections; returning one lets go of its locks (the guard sits outside the pool). */

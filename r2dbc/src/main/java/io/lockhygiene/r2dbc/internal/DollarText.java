@@ -47,6 +47,21 @@ final class DollarText {
         return new DollarText(out.toString(), Arrays.copyOf(dollars, count));
     }
 
+    /** A text of the core's with JDBC's {@code ?} parameters as PostgreSQL's {@code $1}, {@code $2}, ... in order. */
+    static String numbered(String jdbcText) {
+        StringBuilder out = new StringBuilder(jdbcText.length() + 8);
+        int copied = 0;
+        int n = 0;
+        SqlLexer lexer = new SqlLexer(jdbcText);
+        for (int kind = lexer.next(); kind != SqlLexer.END; kind = lexer.next()) {
+            if (kind == SqlLexer.PARAM && jdbcText.charAt(lexer.start()) == '?' && lexer.end() == lexer.start() + 1) {
+                out.append(jdbcText, copied, lexer.start()).append('$').append(++n);
+                copied = lexer.end();
+            }
+        }
+        return out.append(jdbcText, copied, jdbcText.length()).toString();
+    }
+
     /** The {@code n} of {@code $n} the JDBC parameter {@code index} (from 1) stands for, or 0. */
     int dollarOf(int index) {
         return index >= 1 && index <= dollars.length ? dollars[index - 1] : 0;

@@ -80,6 +80,22 @@ final class R2dbcBinds implements BindView {
         }
     }
 
+    /**
+     * Binds {@code $i+1} of {@code target} (a statement of ours) to the JDBC parameter {@code indexes[i]} as the
+     * application bound it (a NULL with its type); one it never bound stays unbound, so the server says what it says
+     * of the application's own statement.
+     */
+    void applyTo(Statement target, int[] indexes) {
+        for (int i = 0; i < indexes.length; i++) {
+            int dollar = text == null ? 0 : text.dollarOf(indexes[i]);
+            if (nulls.containsKey(dollar)) {
+                target.bindNull("$" + (i + 1), nulls.get(dollar));
+            } else if (values.containsKey(dollar)) {
+                target.bind("$" + (i + 1), values.get(dollar));
+            }
+        }
+    }
+
     /** Read as the parameters of {@code jdbcText} (its {@code ?} in order). */
     R2dbcBinds readAs(DollarText jdbcText) {
         this.text = jdbcText;
@@ -104,10 +120,30 @@ final class R2dbcBinds implements BindView {
         return n == 0 ? values.get(dollar) : null; // no target SQL type: the value's own
     }
 
-    /** None: R2DBC keys are integers the JVM reads; an expression key is never cached or evaluated here. */
+    /**
+     * The values of {@code indexes} with their Java types (which decide the PostgreSQL types r2dbc-postgresql sends),
+     * for the holder's cache of keys the server computed; marked as R2DBC's, so never equal to a JDBC setter's. Null
+     * when a value cannot be told by its text.
+     */
     @Override
     public String valueSignature(int[] indexes) {
-        return null;
+        StringBuilder b = new StringBuilder("r2dbc");
+        for (int index : indexes) {
+            int dollar = text == null ? 0 : text.dollarOf(index);
+            if (nulls.containsKey(dollar)) {
+                b.append("|null:").append(nulls.get(dollar).getName());
+            } else if (values.containsKey(dollar)) {
+                Object v = values.get(dollar);
+                if (!(v instanceof String || v instanceof Number || v instanceof Boolean || v instanceof Character)) {
+                    return null;
+                }
+                String text = v.toString(); // its length first: two values never read as one
+                b.append('|').append(v.getClass().getName()).append(':').append(text.length()).append(':').append(text);
+            } else {
+                b.append("|-");
+            }
+        }
+        return b.toString();
     }
 
     @Override

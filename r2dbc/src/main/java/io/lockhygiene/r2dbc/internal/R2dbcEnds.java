@@ -15,6 +15,7 @@ import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.PgLocks;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.r2dbc.spi.ColumnMetadata;
+import io.r2dbc.spi.R2dbcRollbackException;
 import io.r2dbc.spi.Result;
 import io.r2dbc.spi.Row;
 import io.r2dbc.spi.RowMetadata;
@@ -161,11 +162,16 @@ final class R2dbcEnds {
             return decided
                     .onErrorResume(SQLException.class,
                             lost -> rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost))))
-                    .flatMap(end -> send(end, commit, text == null));
+                    .flatMap(end -> send(end, commit, text == null, commit && !commitsOpen));
         });
     }
 
-    private Mono<Void> send(TransactionEnd end, boolean commit, boolean api) {
+    /**
+     * @param failedCommit a COMMIT of a transaction the server reported failed: PostgreSQL rolls it back, and
+     *                     r2dbc-postgresql's commitTransaction() says so with an error, which the API's end here says
+     *                     too when it carried the check (R2dbcDifferentialTest's seed 20261223)
+     */
+    private Mono<Void> send(TransactionEnd end, boolean commit, boolean api, boolean failedCommit) {
         if (end.plain() && api) {
             // a failed end (r2dbc-postgresql's "the database returned ROLLBACK" for a failed transaction's commit, a
             // serialization failure) ended the transaction on the server too: the table lets go of it either way
@@ -175,8 +181,14 @@ final class R2dbcEnds {
         }
         return listing(end.text())
                 .flatMap(held -> onTable(() -> end.succeeded(held, guard.assumesPooling(), null)))
-                .onErrorResume(e -> failed(end, e));
+                .onErrorResume(e -> failed(end, e))
+                .then(api && failedCommit ? Mono.error(new R2dbcRollbackException(ROLLED_BACK, "99999"))
+                        : Mono.<Void>empty());
     }
+
+    /** r2dbc-postgresql's words (and SQLState) for the commit of a transaction that had failed. */
+    private static final String ROLLED_BACK = "The database returned ROLLBACK, so the transaction cannot be committed."
+            + " Transaction failure is not known (check server logs?)";
 
     /**
      * An end that carried the fence or the check failed: when the fence did (a session the owner's locks lived on is

@@ -2,6 +2,7 @@ package io.lockhygiene.r2dbc.internal;
 
 import java.sql.SQLException;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.lockhygiene.internal.emulate.Emulation;
@@ -467,8 +468,10 @@ final class R2dbcGuard {
         boolean inTransaction = where.statementRunsInTransaction();
         List<R2dbcBinds> bindings = st.bindings();
         return Flux.fromIterable(bindings)
-                .concatMap(b -> Blocking.call(() -> emulation.execute(shape, b.readAs(dollars), inTransaction, 0,
-                        st.callSite))
+                .concatMap(b -> ServerKeyQuery.of(this, shape, b.readAs(dollars)).map(Optional::of)
+                        .defaultIfEmpty(Optional.empty())
+                        .flatMap(keys -> Blocking.call(() -> emulation.execute(shape, b, inTransaction, 0, st.callSite,
+                                keys.orElse(null))))
                         .doOnCancel(emulation::cancel)
                         .map(outcome -> {
                             try {

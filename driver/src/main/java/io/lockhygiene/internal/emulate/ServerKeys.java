@@ -1,0 +1,91 @@
+package io.lockhygiene.internal.emulate;
+
+import java.sql.SQLException;
+import java.util.List;
+
+import io.lockhygiene.internal.locktable.AdvisoryKey.KeyValue;
+import io.lockhygiene.internal.shape.BindView;
+import io.lockhygiene.internal.shape.KeyArg;
+import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.shape.Node;
+import io.lockhygiene.internal.shape.ShapeText;
+
+/**
+ * The keys of one execution's calls that only the server can compute ({@code hashtext($1)}, a text bind), for an
+ * owner without a JDBC connection (R2DBC): the query its front end sends on the application's own connection, in
+ * its own way (without blocking), and, once answered, the values {@link Emulation#execute} takes them from. The
+ * same query JDBC's owners send themselves ({@link ShapeText#keyQuery}: {@code int8send} and {@code int4send}
+ * take exactly the advisory functions' argument types, so PostgreSQL resolves and converts the arguments as the
+ * function would, and says what it would say of a wrong one).
+ */
+public final class ServerKeys {
+    private final ShapeText.Query query;
+    private final List<Node.Call> pending;
+    /** Per call index, per argument: the server's value; null until answered, or where the JVM read it. */
+    private final KeyValue[][] values;
+    private final boolean immutable;
+
+    ServerKeys(ShapeText.Query query, List<Node.Call> pending, int calls) {
+        this.query = query;
+        this.pending = pending;
+        this.values = new KeyValue[calls][];
+        boolean all = true;
+        for (Node.Call c : pending) {
+            for (KeyArg a : c.args()) {
+                all &= a.cacheable();
+            }
+        }
+        this.immutable = all;
+    }
+
+    /**
+     * True when the JVM cannot read some key of {@code shape}'s calls from the text and {@code binds} alone, so the
+     * front end asks {@link Emulation#keysToCompute} first. No lock, no round trip: a reactive front end asks it on
+     * an event loop.
+     */
+    public static boolean mayBeNeeded(LockShape shape, BindView binds) {
+        return !KeyResolution.readsAll(shape, binds);
+    }
+
+    /** The query, with JDBC's {@code ?} for each parameter. */
+    public String sql() {
+        return query.sql();
+    }
+
+    /** Parameter i + 1 of {@link #sql} is the application's parameter {@code parameters()[i]}. */
+    public int[] parameters() {
+        return query.parameters();
+    }
+
+    /**
+     * True when every key it computes is a function of its inputs alone (hashes, casts of binds and literals): any
+     * session of the database gives the same value, so it need not run inside the application's transaction.
+     */
+    public boolean immutable() {
+        return immutable;
+    }
+
+    /** The query's one row: each column's bytes ({@code int8send}, {@code int4send}), null for SQL NULL. */
+    public void answered(List<byte[]> columns) {
+        int column = 0;
+        for (Node.Call c : pending) {
+            KeyValue[] v = new KeyValue[c.args().size()];
+            for (int i = 0; i < v.length; i++) {
+                v[i] = KeyResolution.decode(column < columns.size() ? columns.get(column) : null);
+                column++;
+            }
+            values[c.index()] = v;
+        }
+    }
+
+    /** The server's error for the query, in the advisory function's words (as PostgreSQL gives it for the call). */
+    public SQLException inTheFunctionsWords(SQLException e) {
+        return KeyResolution.inTheFunctionsWords(e, pending.get(0));
+    }
+
+    /** The value the server gave argument {@code arg} of call {@code call}, or null when it was not asked. */
+    KeyValue value(int call, int arg) {
+        KeyValue[] v = call < values.length ? values[call] : null;
+        return v == null ? null : v[arg];
+    }
+}
