@@ -136,15 +136,12 @@ public final class Emulation {
 
     /**
      * Why the lock table cannot decide {@code shape} for an owner without a JDBC connection, or null when it can: a
-     * shape emulate refuses anyway, keys read from rows, an answer or validity only the server can tell (keys the JVM
-     * cannot read are the server's, {@link #keysToCompute}).
+     * shape emulate refuses anyway, an answer or validity only the server can tell (keys the JVM cannot read, and
+     * keys read from rows, are the server's: {@link #keysToCompute}).
      */
     public static String whyNot(LockShape shape) {
         if (!shape.isSupported()) {
             return shape.unsupported();
-        }
-        if (shape.form() == LockShape.Form.ROWS) {
-            return "its keys are read from rows of a table, which only the server can do on this connection (R2DBC)";
         }
         if (shape.needsValidation() || !shape.answeredLocally()) {
             return "its answer is more than the advisory calls' results, which only the server can compute on this"
@@ -194,7 +191,8 @@ public final class Emulation {
      * the key cache does not know them), which its front end has computed and hands to {@link #execute}; or null.
      */
     public ServerKeys keysToCompute(LockShape shape, BindView binds) {
-        return KeyResolution.toCompute(shape, binds, holder.keys());
+        return shape.form() == LockShape.Form.ROWS ? KeyResolution.rowsToRead(shape)
+                : KeyResolution.toCompute(shape, binds, holder.keys());
     }
 
     /**

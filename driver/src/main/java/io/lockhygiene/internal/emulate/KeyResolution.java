@@ -140,38 +140,68 @@ final class KeyResolution {
         }
     }
 
-    /** ROWS: one key array per row the statement reads (its rows and their keys in one snapshot). */
-    static List<CallKey[]> rows(LockShape shape, BindView binds, Connection raw) throws SQLException {
-        ShapeText.Query q = ShapeText.rowsQuery(shape);
+    /**
+     * ROWS: one key array per row the statement reads (its rows and their keys in one snapshot). An owner without a
+     * connection takes the rows its front end read ({@code computed}, from {@link #rowsToRead}); without them the
+     * statement is refused.
+     */
+    static List<CallKey[]> rows(LockShape shape, BindView binds, Connection raw, ServerKeys computed)
+            throws SQLException {
         List<CallKey[]> rows = new ArrayList<>();
+        if (raw == null) {
+            if (computed == null || computed.rows() == null) {
+                throw new SQLException(EmulateMessages.keyNotReadable(shape.calls().get(0).function().sqlName()),
+                        "0A000");
+            }
+            for (List<byte[]> row : computed.rows()) {
+                rows.add(rowKeys(shape, column -> column <= row.size() ? row.get(column - 1) : null));
+            }
+            return rows;
+        }
+        ShapeText.Query q = ShapeText.rowsQuery(shape);
         try (PreparedStatement ps = raw.prepareStatement(q.sql())) {
             if (binds != null) {
                 binds.applyTo(ps, q.parameters());
             }
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    CallKey[] keys = new CallKey[shape.calls().size()];
-                    int column = 1;
-                    for (LockShape.Item item : shape.items()) {
-                        Node.Call c = (Node.Call) item.expr();
-                        if (c.args().isEmpty()) {
-                            column++;
-                            keys[c.index()] = CallKey.NONE;
-                            continue;
-                        }
-                        KeyValue[] values = new KeyValue[c.args().size()];
-                        for (int i = 0; i < values.length; i++) {
-                            values[i] = decode(rs.getBytes(column++));
-                        }
-                        keys[c.index()] = CallKey.of(values);
-                    }
-                    rows.add(keys);
+                    rows.add(rowKeys(shape, rs::getBytes));
                 }
             }
         } catch (SQLException e) {
             throw inTheFunctionsWords(e, shape.calls().get(0));
         }
         return rows;
+    }
+
+    /** ROWS, for an owner without a connection: the query that reads the rows and their keys. */
+    static ServerKeys rowsToRead(LockShape shape) {
+        return ServerKeys.ofRows(ShapeText.rowsQuery(shape), shape.calls().get(0));
+    }
+
+    /** One row's column (from 1) of the rows query, as bytes. */
+    private interface Columns {
+        byte[] get(int column) throws SQLException;
+    }
+
+    /** The keys of one row of the rows query: each call item's arguments, in order. */
+    private static CallKey[] rowKeys(LockShape shape, Columns columns) throws SQLException {
+        CallKey[] keys = new CallKey[shape.calls().size()];
+        int column = 1;
+        for (LockShape.Item item : shape.items()) {
+            Node.Call c = (Node.Call) item.expr();
+            if (c.args().isEmpty()) {
+                column++;
+                keys[c.index()] = CallKey.NONE;
+                continue;
+            }
+            KeyValue[] values = new KeyValue[c.args().size()];
+            for (int i = 0; i < values.length; i++) {
+                values[i] = decode(columns.get(column++));
+            }
+            keys[c.index()] = CallKey.of(values);
+        }
+        return keys;
     }
 
     private static KeyValue cached(KeyCache cache, LockShape shape, KeyArg a, boolean pair, BindView binds) {

@@ -76,13 +76,36 @@ public final class Outcome {
         private final List<byte[][]> rows;
         private final SQLWarning warnings;
         private final Object out;
+        /** Per row: how many of the warnings PostgreSQL sent before that row (cumulative); null: all before the first. */
+        private final int[] noticesBefore;
 
         LocalRows(String[] labels, int[] types, List<byte[][]> rows, SQLWarning warnings, Object out) {
+            this(labels, types, rows, warnings, out, null);
+        }
+
+        LocalRows(String[] labels, int[] types, List<byte[][]> rows, SQLWarning warnings, Object out,
+                  int[] noticesBefore) {
             this.labels = labels;
             this.types = types;
             this.rows = Collections.unmodifiableList(rows);
             this.warnings = warnings;
             this.out = out;
+            this.noticesBefore = noticesBefore;
+        }
+
+        /**
+         * How many of {@link #warnings} PostgreSQL sends before row {@code row} (from 0): a statement that reads rows
+         * sends each row's notices (an unlock of a key not held) as it computes that row, before it.
+         */
+        public int noticesBefore(int row) {
+            if (noticesBefore == null || row >= noticesBefore.length) {
+                int n = 0;
+                for (SQLWarning w = warnings; w != null; w = w.getNextWarning()) {
+                    n++;
+                }
+                return n;
+            }
+            return noticesBefore[row];
         }
 
         public String[] labels() {

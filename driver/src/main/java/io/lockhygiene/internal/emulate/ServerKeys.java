@@ -24,10 +24,18 @@ public final class ServerKeys {
     /** Per call index, per argument: the server's value; null until answered, or where the JVM read it. */
     private final KeyValue[][] values;
     private final boolean immutable;
+    /** ROWS: the query reads rows of a table, each with its keys; null for one row of computed keys. */
+    private final boolean readsRows;
+    private List<List<byte[]>> rows;
 
     ServerKeys(ShapeText.Query query, List<Node.Call> pending, int calls) {
+        this(query, pending, calls, false);
+    }
+
+    private ServerKeys(ShapeText.Query query, List<Node.Call> pending, int calls, boolean readsRows) {
         this.query = query;
         this.pending = pending;
+        this.readsRows = readsRows;
         this.values = new KeyValue[calls][];
         boolean all = true;
         for (Node.Call c : pending) {
@@ -35,7 +43,27 @@ public final class ServerKeys {
                 all &= a.cacheable();
             }
         }
-        this.immutable = all;
+        this.immutable = all && !readsRows; // rows are read in the application's transaction, its snapshot
+    }
+
+    /** ROWS ({@code SELECT pg_try_advisory_lock(id) FROM jobs WHERE ...}): the statement's rows with their keys. */
+    static ServerKeys ofRows(ShapeText.Query query, Node.Call first) {
+        return new ServerKeys(query, java.util.Collections.singletonList(first), 0, true);
+    }
+
+    /** True when the query reads rows of a table (every row it returns), not one row of computed keys. */
+    public boolean readsRows() {
+        return readsRows;
+    }
+
+    /** ROWS: every row the query returned, each its columns' bytes, in order. */
+    public void answeredRows(List<List<byte[]>> rows) {
+        this.rows = rows;
+    }
+
+    /** ROWS: the rows the front end read, or null. */
+    List<List<byte[]>> rows() {
+        return rows;
     }
 
     /**
@@ -44,7 +72,7 @@ public final class ServerKeys {
      * an event loop.
      */
     public static boolean mayBeNeeded(LockShape shape, BindView binds) {
-        return !KeyResolution.readsAll(shape, binds);
+        return shape.form() == LockShape.Form.ROWS || !KeyResolution.readsAll(shape, binds);
     }
 
     /** The query, with JDBC's {@code ?} for each parameter. */

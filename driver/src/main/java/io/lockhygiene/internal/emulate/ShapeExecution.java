@@ -119,7 +119,7 @@ final class ShapeExecution {
     }
 
     private Outcome rows() throws SQLException {
-        List<CallKey[]> keyRows = KeyResolution.rows(shape, binds, context.raw); // JDBC owners only
+        List<CallKey[]> keyRows = KeyResolution.rows(shape, binds, context.raw, computed);
         List<LockShape.Item> items = shape.items();
         String[] labels = new String[items.size()];
         int[] types = new int[items.size()];
@@ -128,8 +128,10 @@ final class ShapeExecution {
             types[i] = returnsVoid(items.get(i).expr()) ? LocalRows.VOID : LocalRows.BOOL;
         }
         List<byte[][]> rows = new ArrayList<>(keyRows.size());
+        int[] noticesBefore = new int[keyRows.size()];
         for (CallKey[] keys : keyRows) {
             ShapeEvaluator.Row row = ShapeEvaluator.evaluate(shape, c -> decide(c, keys[c.index()]));
+            noticesBefore[rows.size()] = chainLength(warnings); // this row's notices go before it, as PostgreSQL's
             byte[][] values = new byte[items.size()][];
             for (int i = 0; i < values.length; i++) {
                 values[i] = LocalRows.text(row.item(i));
@@ -137,7 +139,15 @@ final class ShapeExecution {
             rows.add(values);
         }
         endStatement();
-        return new Outcome(new LocalRows(labels, types, rows, warnings, null), null, warnings, () -> { });
+        return new Outcome(new LocalRows(labels, types, rows, warnings, null, noticesBefore), null, warnings, () -> { });
+    }
+
+    private static int chainLength(SQLWarning w) {
+        int n = 0;
+        for (; w != null; w = w.getNextWarning()) {
+            n++;
+        }
+        return n;
     }
 
     private static boolean returnsVoid(Node n) {

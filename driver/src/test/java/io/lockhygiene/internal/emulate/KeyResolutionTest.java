@@ -90,6 +90,24 @@ class KeyResolutionTest {
                 cache).immutable(), "not a function of its inputs alone: asked inside the transaction");
     }
 
+    /** ROWS for an owner without a connection: the statement's rows and their keys read by its front end. */
+    @Test
+    void keysReadFromRowsForAnOwnerWithoutAConnection() throws SQLException {
+        LockShape shape = ShapeParser.parse("SELECT pg_try_advisory_lock(id) FROM jobs WHERE status = 'new'");
+        assertTrue(ServerKeys.mayBeNeeded(shape, null));
+        assertThrows(SQLException.class, () -> KeyResolution.rows(shape, null, null, null), "never guessed");
+        ServerKeys asked = KeyResolution.rowsToRead(shape);
+        assertTrue(asked.readsRows());
+        assertFalse(asked.immutable(), "read in the application's transaction, its snapshot");
+        assertEquals("SELECT pg_catalog.int8send((id)) FROM jobs WHERE status = 'new'", asked.sql());
+        asked.answeredRows(List.of(List.of(new byte[] {0, 0, 0, 0, 0, 0, 0, 5}), List.of(new byte[] {0, 0, 0, 0, 0, 0, 0, 6})));
+        List<String> keys = new ArrayList<>();
+        for (CallKey[] row : KeyResolution.rows(shape, null, null, asked)) {
+            keys.add(row[0].toString());
+        }
+        assertEquals(List.of("5", "6"), keys);
+    }
+
     @Test
     void callKeys() {
         assertSame(CallKey.NONE, CallKey.of(new KeyValue[0]));

@@ -283,10 +283,13 @@ class R2dbcEmulateTest {
     void keysTheServerComputesAnswerAsPostgreSqlDoes(Route route) throws Exception {
         long k = route == Route.TRANSACTION_POOL ? 1_992_006 : 1_992_506;
         long hashed;
-        try (java.sql.Connection c = bed.connect(Route.DIRECT); java.sql.Statement s = c.createStatement();
-             java.sql.ResultSet rs = s.executeQuery("select hashtext('job-" + k + "')")) {
-            rs.next();
-            hashed = rs.getLong(1);
+        try (java.sql.Connection c = bed.connect(Route.DIRECT); java.sql.Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE IF NOT EXISTS lh_r2_rows (id bigint PRIMARY KEY)");
+            s.execute("INSERT INTO lh_r2_rows VALUES (" + (k + 10) + "), (" + (k + 11) + ") ON CONFLICT DO NOTHING");
+            try (java.sql.ResultSet rs = s.executeQuery("select hashtext('job-" + k + "')")) {
+                rs.next();
+                hashed = rs.getLong(1);
+            }
         }
         List<String> reference = serverKeyScript(plain(bed, Route.DIRECT), k);
         List<String> ours = serverKeyScript(guarded(bed, route, "lockhygiene.mode=emulate"), k);
@@ -332,6 +335,14 @@ class R2dbcEmulateTest {
                     .bindNull(0, String.class);
             out.add("a NULL text => " + Flux.from(nullKey.execute()).concatMap(r -> r.map((row, meta) ->
                     String.valueOf(row.get(0)))).collectList().block(TIMEOUT));
+            // keys read from a table's rows, in the statement's snapshot
+            String rows = " from lh_r2_rows where id between " + (k + 10) + " and " + (k + 11);
+            out.add(show(a, "select pg_try_advisory_lock(id) as got" + rows));
+            out.add(show(b, "select pg_try_advisory_lock(id) as got" + rows.replace("between", "between $1 - 10 +"), k));
+            begin(b);
+            out.add(show(b, "select pg_try_advisory_xact_lock(id)" + rows));
+            R2dbcRoutes.rollback(b);
+            out.add(show(a, "select pg_advisory_unlock(id) as freed, pg_advisory_unlock(id) as again" + rows));
             begin(a); // its BEGIN waits for a statement that needs the server: this key is not immutable
             out.add(show(a, "select pg_try_advisory_lock(" + (k + 6) + " + length(current_user) - length(current_user))"));
             out.add(show(b, "select pg_try_advisory_lock($1)", k + 6));

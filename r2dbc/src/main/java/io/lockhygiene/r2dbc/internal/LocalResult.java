@@ -42,13 +42,19 @@ final class LocalResult implements Result {
 
     static LocalResult of(LocalRows answer) {
         List<Segment> segments = new ArrayList<>();
-        for (SQLWarning w = answer.warnings(); w != null; w = w.getNextWarning()) {
-            segments.add(new Notice(w));
-        }
         Columns columns = new Columns(answer.labels(), answer.types());
-        for (byte[][] values : answer.rows()) {
-            LocalRow row = new LocalRow(columns, values);
-            segments.add((RowSegment) () -> row);
+        SQLWarning w = answer.warnings();
+        int shown = 0;
+        List<byte[][]> rows = answer.rows();
+        for (int i = 0; i <= rows.size(); i++) {
+            // each row's notices before it, as PostgreSQL sends them while it computes the row (the rest at the end)
+            for (int before = answer.noticesBefore(i); w != null && shown < before; w = w.getNextWarning(), shown++) {
+                segments.add(new Notice(w));
+            }
+            if (i < rows.size()) {
+                LocalRow row = new LocalRow(columns, rows.get(i));
+                segments.add((RowSegment) () -> row);
+            }
         }
         long count = answer.rows().size();
         segments.add((UpdateCount) () -> count);

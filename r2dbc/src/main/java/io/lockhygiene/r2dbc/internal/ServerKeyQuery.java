@@ -18,9 +18,11 @@ import reactor.core.publisher.Mono;
  * emulate's keys that only the server can compute ({@code pg_advisory_lock(hashtext($1))}, a key bound as text),
  * asked on the application's own connection without blocking, as JDBC's owners ask them on theirs: the core says
  * what to ask ({@link Emulation#keysToCompute}, nothing when the holder's key cache knows the values), this sends it
- * and hands the answer back. An immutable key (a hash of binds and literals) is asked without the application's
- * deferred BEGIN, so a transaction that waits in the lock table pins no pooled server; any other is asked inside
- * the application's transaction, where PostgreSQL would compute it.
+ * and hands the answer back; a statement whose keys are read from a table's rows ({@code SELECT
+ * pg_try_advisory_lock(id) FROM jobs WHERE ...}) has its rows and their keys read the same way. An immutable key (a
+ * hash of binds and literals) is asked without the application's deferred BEGIN, so a transaction that waits in the
+ * lock table pins no pooled server; anything else is asked inside the application's transaction, where PostgreSQL
+ * would compute it, in its snapshot.
  */
 final class ServerKeyQuery {
     private ServerKeyQuery() {
@@ -40,11 +42,18 @@ final class ServerKeyQuery {
         return first.then(Mono.defer(() -> {
             Statement s = guard.raw.createStatement(DollarText.numbered(keys.sql()));
             binds.applyTo(s, keys.parameters());
-            return Flux.from(s.execute()).concatMap(r -> r.map(ServerKeyQuery::columns)).next();
-        })).map(columns -> {
-            keys.answered(columns);
-            return keys;
-        }).onErrorMap(R2dbcException.class,
+            Flux<List<byte[]>> rows = Flux.from(s.execute()).concatMap(r -> r.map(ServerKeyQuery::columns));
+            if (keys.readsRows()) {
+                return rows.collectList().map(all -> {
+                    keys.answeredRows(all);
+                    return keys;
+                });
+            }
+            return rows.next().map(columns -> {
+                keys.answered(columns);
+                return keys;
+            });
+        })).onErrorMap(R2dbcException.class,
                 e -> R2dbcErrors.of(keys.inTheFunctionsWords(R2dbcErrors.toSql(e)))); // the call's own words
     }
 
