@@ -19,7 +19,10 @@ import io.lockhygiene.internal.shape.ShapeText;
  * function would, and says what it would say of a wrong one).
  */
 public final class ServerKeys {
-    private final ShapeText.Query query;
+    /** The query, with JDBC's {@code ?} for each parameter. */
+    private final String sql;
+    /** Parameter i + 1 of {@link #sql} is the application's parameter {@code parameters[i]}. */
+    private final int[] parameters;
     private final List<Node.Call> pending;
     /** Per call index, per argument: the server's value; null until answered, or where the JVM read it. */
     private final KeyValue[][] values;
@@ -33,7 +36,8 @@ public final class ServerKeys {
     }
 
     private ServerKeys(ShapeText.Query query, List<Node.Call> pending, int calls, boolean readsRows) {
-        this.query = query;
+        this.sql = query.sql();
+        this.parameters = query.parameters();
         this.pending = pending;
         this.readsRows = readsRows;
         this.values = new KeyValue[calls][];
@@ -77,12 +81,12 @@ public final class ServerKeys {
 
     /** The query, with JDBC's {@code ?} for each parameter. */
     public String sql() {
-        return query.sql();
+        return sql;
     }
 
     /** Parameter i + 1 of {@link #sql} is the application's parameter {@code parameters()[i]}. */
     public int[] parameters() {
-        return query.parameters();
+        return parameters.clone();
     }
 
     /**
@@ -106,9 +110,12 @@ public final class ServerKeys {
         }
     }
 
-    /** The server's error for the query, in the advisory function's words (as PostgreSQL gives it for the call). */
-    public SQLException inTheFunctionsWords(SQLException e) {
-        return KeyResolution.inTheFunctionsWords(e, pending.get(0));
+    /**
+     * The query failed: the error the application gets, the server's own for its statement (where it names
+     * {@code int8send} or {@code int4send}, PostgreSQL would have named the advisory function, so it does).
+     */
+    public SQLException failed(SQLException serverError) {
+        return KeyResolution.inTheFunctionsWords(serverError, pending.get(0));
     }
 
     /** The value the server gave argument {@code arg} of call {@code call}, or null when it was not asked. */

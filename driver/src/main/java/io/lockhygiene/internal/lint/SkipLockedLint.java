@@ -19,7 +19,6 @@ public final class SkipLockedLint {
     private static final int MAX = 2048;
     private static final ConcurrentHashMap<String, Verdict> VERDICTS = new ConcurrentHashMap<>();
     private static final ConcurrentHashMap<String, List<Set<String>>> KEYS = new ConcurrentHashMap<>();
-    private static final ConcurrentHashMap<String, Boolean> CATALOG_FAILURES = new ConcurrentHashMap<>();
     private static final AtomicBoolean NO_PARSER = new AtomicBoolean();
 
     /** The lint's answer for one SQL text. */
@@ -160,14 +159,6 @@ public final class SkipLockedLint {
             KEYS.clear();
         }
         KEYS.put(scope + '\u0000' + table, keys);
-    }
-
-    /** The catalog could not be read for {@code table}: said once; its statements pass unchecked until it can. */
-    public static void keysUnread(String table, Throwable e) {
-        if (CATALOG_FAILURES.putIfAbsent(table, Boolean.TRUE) == null) {
-            Log.warn("LockHygiene: cannot read the unique keys of {} from the catalog ({}); its SKIP LOCKED"
-                    + " statements are not checked until it can", table, e.toString());
-        }
     }
 
     /** The SQL that says which catalog a connection reads names against: server, database, search_path. */

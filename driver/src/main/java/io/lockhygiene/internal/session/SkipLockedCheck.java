@@ -29,6 +29,9 @@ public final class SkipLockedCheck {
     public static final String KEYS_QUERY_JDBC = KeyCatalog.SQL;
 
     private static final RateLimiter WARNINGS = new RateLimiter(60_000);
+    /** Tables whose keys the catalog did not give: each said once per process. */
+    private static final java.util.concurrent.ConcurrentHashMap<String, Boolean> CATALOG_FAILURES =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     private final Settings settings;
     private final LeakReporter reporter;
@@ -82,7 +85,10 @@ public final class SkipLockedCheck {
 
     /** {@link #KEYS_QUERY} failed for {@code table}: said once; its statements pass unchecked until it answers. */
     public void keysUnread(String table, Throwable e) {
-        SkipLockedLint.keysUnread(table, e);
+        if (CATALOG_FAILURES.putIfAbsent(table, Boolean.TRUE) == null) {
+            Log.warn("LockHygiene: cannot read the unique keys of {} from the catalog ({}); its SKIP LOCKED"
+                    + " statements are not checked until it can", table, e.toString());
+        }
     }
 
     /**

@@ -54,7 +54,7 @@ final class ServerKeyQuery {
                 return keys;
             });
         })).onErrorMap(R2dbcException.class,
-                e -> R2dbcErrors.of(keys.inTheFunctionsWords(R2dbcErrors.toSql(e)))); // the call's own words
+                e -> R2dbcErrors.of(keys.failed(R2dbcErrors.toSql(e)))); // the call's own words
     }
 
     /** The key query's row: each column's bytes ({@code int8send}, {@code int4send}), null for SQL NULL. */
