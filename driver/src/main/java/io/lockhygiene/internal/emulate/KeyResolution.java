@@ -32,15 +32,9 @@ final class KeyResolution {
      * Per call index: the call's key.
      *
      * @param raw the application's connection, where the server evaluates keys the JVM cannot read; null for an
-     *            owner without one (R2DBC): such a key is then refused (0A000), never guessed
-     */
-    static CallKey[] keys(LockShape shape, BindView binds, KeyCache cache, Connection raw) throws SQLException {
-        return keys(shape, binds, cache, raw, null);
-    }
-
-    /**
-     * The same for an owner without a connection whose front end had the server compute what the JVM cannot
-     * ({@code computed}, from {@link #toCompute}); a key still unknown is refused.
+     *            owner without one (R2DBC)
+     * @param computed for an owner without a connection: what its front end had the server compute, and what the
+     *                 key cache knew then ({@link #toCompute}); a key neither gives is refused (0A000), never guessed
      */
     static CallKey[] keys(LockShape shape, BindView binds, KeyCache cache, Connection raw, ServerKeys computed)
             throws SQLException {
@@ -86,20 +80,32 @@ final class KeyResolution {
      */
     static ServerKeys toCompute(LockShape shape, BindView binds, KeyCache cache) {
         List<Node.Call> pending = new ArrayList<>(0);
+        KeyValue[][] known = new KeyValue[shape.calls().size()][];
+        boolean fromCache = false;
         for (Node.Call c : shape.calls()) {
             boolean pair = c.args().size() == 2;
-            for (KeyArg a : c.args()) {
+            KeyValue[] values = new KeyValue[c.args().size()];
+            boolean all = true;
+            for (int i = 0; i < values.length; i++) {
+                KeyArg a = c.args().get(i);
                 KeyValue v = KeyValues.resolve(a, pair, binds);
                 if (v == null && a.cacheable()) {
                     v = cached(cache, shape, a, pair, binds);
+                    fromCache |= v != null;
                 }
-                if (v == null) {
-                    pending.add(c);
-                    break;
-                }
+                values[i] = v;
+                all &= v != null;
+            }
+            known[c.index()] = values;
+            if (!all) {
+                pending.add(c);
             }
         }
-        return pending.isEmpty() ? null : new ServerKeys(ShapeText.keyQuery(shape, pending), pending, shape.calls().size());
+        if (pending.isEmpty() && !fromCache) {
+            return null;
+        }
+        // what the cache knew now is kept with the answer: the cache may let it go before the execution reads it
+        return new ServerKeys(pending.isEmpty() ? null : ShapeText.keyQuery(shape, pending), pending, known);
     }
 
     /** True when the JVM reads every key of the shape's calls from the text and the binds alone (no cache, no server). */

@@ -24,23 +24,27 @@ public final class ServerKeys {
     /** Parameter i + 1 of {@link #sql} is the application's parameter {@code parameters[i]}. */
     private final int[] parameters;
     private final List<Node.Call> pending;
-    /** Per call index, per argument: the server's value; null until answered, or where the JVM read it. */
+    /** Per call index, per argument: the value the JVM read, the key cache knew or the server gave; null until then. */
     private final KeyValue[][] values;
     private final boolean immutable;
-    /** ROWS: the query reads rows of a table, each with its keys; null for one row of computed keys. */
+    /** ROWS: the query reads rows of a table, each with its keys; false for one row of computed keys. */
     private final boolean readsRows;
     private List<List<byte[]>> rows;
 
-    ServerKeys(ShapeText.Query query, List<Node.Call> pending, int calls) {
-        this(query, pending, calls, false);
+    /**
+     * @param query what the server must compute, or null when the key cache knew it all
+     * @param known per call index, per argument: what the JVM read or the key cache knew, else null
+     */
+    ServerKeys(ShapeText.Query query, List<Node.Call> pending, KeyValue[][] known) {
+        this(query, pending, known, false);
     }
 
-    private ServerKeys(ShapeText.Query query, List<Node.Call> pending, int calls, boolean readsRows) {
-        this.sql = query.sql();
-        this.parameters = query.parameters();
+    private ServerKeys(ShapeText.Query query, List<Node.Call> pending, KeyValue[][] known, boolean readsRows) {
+        this.sql = query == null ? null : query.sql();
+        this.parameters = query == null ? new int[0] : query.parameters();
         this.pending = pending;
         this.readsRows = readsRows;
-        this.values = new KeyValue[calls][];
+        this.values = known;
         boolean all = true;
         for (Node.Call c : pending) {
             for (KeyArg a : c.args()) {
@@ -52,7 +56,7 @@ public final class ServerKeys {
 
     /** ROWS ({@code SELECT pg_try_advisory_lock(id) FROM jobs WHERE ...}): the statement's rows with their keys. */
     static ServerKeys ofRows(ShapeText.Query query, Node.Call first) {
-        return new ServerKeys(query, java.util.Collections.singletonList(first), 0, true);
+        return new ServerKeys(query, java.util.Collections.singletonList(first), new KeyValue[0][], true);
     }
 
     /** True when the query reads rows of a table (every row it returns), not one row of computed keys. */
@@ -77,6 +81,11 @@ public final class ServerKeys {
      */
     public static boolean mayBeNeeded(LockShape shape, BindView binds) {
         return shape.form() == LockShape.Form.ROWS || !KeyResolution.readsAll(shape, binds);
+    }
+
+    /** True when there is a query to send; false when the key cache knew every key the JVM cannot read. */
+    public boolean asks() {
+        return sql != null;
     }
 
     /** The query, with JDBC's {@code ?} for each parameter. */
@@ -106,7 +115,7 @@ public final class ServerKeys {
                 v[i] = KeyResolution.decode(column < columns.size() ? columns.get(column) : null);
                 column++;
             }
-            values[c.index()] = v;
+            values[c.index()] = v; // the query computes every argument of a pending call
         }
     }
 
@@ -118,7 +127,7 @@ public final class ServerKeys {
         return KeyResolution.inTheFunctionsWords(serverError, pending.get(0));
     }
 
-    /** The value the server gave argument {@code arg} of call {@code call}, or null when it was not asked. */
+    /** Argument {@code arg} of call {@code call}: what the JVM read, the key cache knew or the server gave, or null. */
     KeyValue value(int call, int arg) {
         KeyValue[] v = call < values.length ? values[call] : null;
         return v == null ? null : v[arg];

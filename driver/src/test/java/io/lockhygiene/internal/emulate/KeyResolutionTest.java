@@ -29,7 +29,7 @@ class KeyResolutionTest {
     private static List<String> keysOf(String sql, Binds binds, KeyCache cache) throws SQLException {
         LockShape shape = ShapeParser.parse(sql);
         List<String> out = new ArrayList<>();
-        for (CallKey k : KeyResolution.keys(shape, binds, cache, null)) {
+        for (CallKey k : KeyResolution.keys(shape, binds, cache, null, null)) {
             out.add(k.toString());
         }
         return out;
@@ -85,7 +85,14 @@ class KeyResolutionTest {
             keys.add(k.toString());
         }
         assertEquals(List.of("7", "3, -2"), keys);
-        assertNull(KeyResolution.toCompute(shape, binds, cache), "kept in the cache: nothing to ask the next time");
+        ServerKeys known = KeyResolution.toCompute(shape, binds, cache);
+        assertFalse(known.asks(), "kept in the cache: nothing to ask the next time");
+        List<String> again = new ArrayList<>();
+        for (CallKey k : KeyResolution.keys(shape, binds, new KeyCache(), null, known)) {
+            again.add(k.toString());
+        }
+        assertEquals(List.of("7", "3, -2"), again, "what the cache knew is kept, should it let go before the execution");
+        assertNull(KeyResolution.toCompute(ShapeParser.parse("SELECT pg_try_advisory_lock(7)"), null, cache));
         assertTrue(!KeyResolution.toCompute(ShapeParser.parse("SELECT pg_try_advisory_lock(length(current_user))"), null,
                 cache).immutable(), "not a function of its inputs alone: asked inside the transaction");
     }

@@ -34,7 +34,9 @@ final class ServerKeyQuery {
             return Mono.empty(); // integer literals and binds: decided in the JVM, no thread hop
         }
         return Blocking.call(() -> Optional.ofNullable(guard.emulation.keysToCompute(shape, binds)))
-                .flatMap(asked -> asked.isPresent() ? computed(guard, asked.get(), binds) : Mono.empty());
+                .flatMap(asked -> !asked.isPresent() ? Mono.<ServerKeys>empty()
+                        : asked.get().asks() ? computed(guard, asked.get(), binds)
+                        : Mono.just(asked.get())); // the key cache knew them: kept, nothing sent
     }
 
     private static Mono<ServerKeys> computed(R2dbcGuard guard, ServerKeys keys, R2dbcBinds binds) {
