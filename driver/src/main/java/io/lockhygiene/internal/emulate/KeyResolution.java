@@ -39,27 +39,8 @@ final class KeyResolution {
     static CallKey[] keys(LockShape shape, BindView binds, KeyCache cache, Connection raw, ServerKeys computed)
             throws SQLException {
         List<Node.Call> calls = shape.calls();
-        KeyValue[][] args = new KeyValue[calls.size()][];
         List<Node.Call> pending = new ArrayList<>(0);
-        for (Node.Call c : calls) {
-            KeyValue[] values = new KeyValue[c.args().size()];
-            boolean pair = values.length == 2;
-            boolean known = true;
-            for (int i = 0; i < values.length; i++) {
-                KeyArg a = c.args().get(i);
-                KeyValue v = KeyValues.resolve(a, pair, binds);
-                // a view without value signatures (R2DBC's) finds only the keys that need no binds
-                if (v == null && a.cacheable()) {
-                    v = cached(cache, shape, a, pair, binds);
-                }
-                values[i] = v;
-                known &= v != null;
-            }
-            args[c.index()] = values;
-            if (!known) {
-                pending.add(c);
-            }
-        }
+        KeyValue[][] args = known(shape, binds, cache, pending);
         if (!pending.isEmpty()) {
             if (raw == null) {
                 fromServer(shape, pending, binds, cache, computed, args);
@@ -80,32 +61,40 @@ final class KeyResolution {
      */
     static ServerKeys toCompute(LockShape shape, BindView binds, KeyCache cache) {
         List<Node.Call> pending = new ArrayList<>(0);
-        KeyValue[][] known = new KeyValue[shape.calls().size()][];
-        boolean fromCache = false;
-        for (Node.Call c : shape.calls()) {
-            boolean pair = c.args().size() == 2;
-            KeyValue[] values = new KeyValue[c.args().size()];
-            boolean all = true;
-            for (int i = 0; i < values.length; i++) {
-                KeyArg a = c.args().get(i);
-                KeyValue v = KeyValues.resolve(a, pair, binds);
-                if (v == null && a.cacheable()) {
-                    v = cached(cache, shape, a, pair, binds);
-                    fromCache |= v != null;
-                }
-                values[i] = v;
-                all &= v != null;
-            }
-            known[c.index()] = values;
-            if (!all) {
-                pending.add(c);
-            }
-        }
-        if (pending.isEmpty() && !fromCache) {
+        KeyValue[][] known = known(shape, binds, cache, pending);
+        if (pending.isEmpty() && readsAll(shape, binds)) {
             return null;
         }
         // what the cache knew now is kept with the answer: the cache may let it go before the execution reads it
         return new ServerKeys(pending.isEmpty() ? null : ShapeText.keyQuery(shape, pending), pending, known);
+    }
+
+    /**
+     * Per call index, per argument: what the JVM reads from the text and the binds, else what the key cache knows
+     * of an immutable expression, else null; each call with an argument left unknown is added to {@code pending}.
+     */
+    private static KeyValue[][] known(LockShape shape, BindView binds, KeyCache cache, List<Node.Call> pending) {
+        KeyValue[][] args = new KeyValue[shape.calls().size()][];
+        for (Node.Call c : shape.calls()) {
+            KeyValue[] values = new KeyValue[c.args().size()];
+            boolean pair = values.length == 2;
+            boolean known = true;
+            for (int i = 0; i < values.length; i++) {
+                KeyArg a = c.args().get(i);
+                KeyValue v = KeyValues.resolve(a, pair, binds);
+                // a view without value signatures finds only the keys that need no binds
+                if (v == null && a.cacheable()) {
+                    v = cached(cache, shape, a, pair, binds);
+                }
+                values[i] = v;
+                known &= v != null;
+            }
+            args[c.index()] = values;
+            if (!known) {
+                pending.add(c);
+            }
+        }
+        return args;
     }
 
     /** True when the JVM reads every key of the shape's calls from the text and the binds alone (no cache, no server). */

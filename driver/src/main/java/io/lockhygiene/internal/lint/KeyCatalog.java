@@ -1,11 +1,5 @@
 package io.lockhygiene.internal.lint;
 
-import java.sql.Array;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -14,7 +8,8 @@ import java.util.Set;
 /**
  * The unique keys of a table from the catalog: its primary key, unique constraints and unique indexes
  * (without a predicate or expressions), each as the set of its column names. The table text is resolved
- * by the server ({@code to_regclass}), with the connection's search_path.
+ * by the server ({@code to_regclass}), with the connection's search_path; each front end sends {@link #SQL}
+ * its own way ({@code SkipLockedCheck}).
  */
 public final class KeyCatalog {
     /** One row per unique key: its column names as {@code text[]}; {@code ?} is the table's name as text. */
@@ -28,21 +23,6 @@ public final class KeyCatalog {
     public static final String NUMBERED_SQL = SQL.replace("?", "$1");
 
     private KeyCatalog() {
-    }
-
-    /** Empty when the table has no unique key, or is unknown to the server. */
-    public static List<Set<String>> uniqueKeys(Connection c, String table) throws SQLException {
-        List<Set<String>> keys = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement(SQL)) {
-            ps.setString(1, table);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    Array a = rs.getArray(1);
-                    keys.add(key((String[]) a.getArray()));
-                }
-            }
-        }
-        return keys;
     }
 
     /** One row's key: its column names, in the key's order. */

@@ -20,6 +20,8 @@ public final class SkipLockedLint {
     private static final ConcurrentHashMap<String, Verdict> VERDICTS = new ConcurrentHashMap<>();
     private static final ConcurrentHashMap<String, List<Set<String>>> KEYS = new ConcurrentHashMap<>();
     private static final AtomicBoolean NO_PARSER = new AtomicBoolean();
+    /** Texts whose verdict waits for their table's unique keys: their analysis, kept until they are asked again. */
+    private static final ConcurrentHashMap<String, SkipLockedAnalysis> AWAITING_KEYS = new ConcurrentHashMap<>();
 
     /** The lint's answer for one SQL text. */
     public static final class Verdict {
@@ -119,9 +121,11 @@ public final class SkipLockedLint {
         if (cached != null) {
             return cached;
         }
-        SkipLockedAnalysis analysis;
+        SkipLockedAnalysis analysis = AWAITING_KEYS.remove(sql); // parsed when it asked for its table's keys
         try {
-            analysis = SkipLockedAnalysis.analyze(sql);
+            if (analysis == null) {
+                analysis = SkipLockedAnalysis.analyze(sql);
+            }
         } catch (LinkageError e) {
             if (NO_PARSER.compareAndSet(false, true)) {
                 Log.warn("LockHygiene: the SKIP LOCKED lint is off: JSqlParser is not on the class path ({})", e.toString());
@@ -141,7 +145,11 @@ public final class SkipLockedLint {
             default:
                 List<Set<String>> keys = KEYS.get(scope + '\u0000' + analysis.table());
                 if (keys == null) {
-                    return Verdict.keysOf(analysis.table()); // not cached: asked again once they are read
+                    if (AWAITING_KEYS.size() >= MAX) {
+                        AWAITING_KEYS.clear();
+                    }
+                    AWAITING_KEYS.put(sql, analysis); // not parsed again when asked once the keys are read
+                    return Verdict.keysOf(analysis.table());
                 }
                 Set<String> covered = KeyCatalog.coveredKey(keys, analysis.pinnedColumns());
                 v = covered == null ? Verdict.CLEAN : new Verdict(analysis.table(), covered);
