@@ -66,6 +66,8 @@ public final class Emulation {
     private volatile Limits waiting;
     /** Where a wait reads the session's own bounds (lock_timeout, statement_timeout); null when off. */
     private final SessionBounds.Source sessionBounds;
+    /** The failure the server reports now was followed in the table ({@link #failureToFollow}). */
+    private boolean failureFollowed;
     private boolean closed;
 
     /**
@@ -95,7 +97,7 @@ public final class Emulation {
         this.connectionOwner = on && !this.threadOwners ? LockOwner.ofConnection(id, reporter) : null;
         this.tableTransaction = on ? new TableTransaction() : null;
         this.context = on ? new ExecutionContext(holder, raw, reporter, settings, tableTransaction) : null;
-        this.sessionBounds = !on ? null : raw != null ? this::readSessionBounds : sessionBounds;
+        this.sessionBounds = !on ? null : raw != null ? () -> SessionBounds.readOn(raw) : sessionBounds;
         if (connectionOwner != null) {
             holder.userOpened();
         }
@@ -110,28 +112,6 @@ public final class Emulation {
     public static Emulation withoutConnection(Holder holder, Settings settings, String id, LeakReporter reporter,
                                               SessionBounds.Source sessionBounds) {
         return new Emulation(null, settings, id, reporter, holder, false, sessionBounds);
-    }
-
-    /**
-     * The application session's own bounds, as its server shows them now: SHOW with the simple protocol (no
-     * snapshot), and no BEGIN (a transaction pgjdbc has not opened yet has no SET LOCAL either, and opening it
-     * would pin a pooled server for the whole wait).
-     */
-    private SessionBounds readSessionBounds() throws SQLException {
-        try (Statement s = raw.createStatement()) {
-            boolean rows = Pgjdbc.executeSimpleWithoutBegin(s, SessionBounds.QUERY);
-            String[] shown = new String[2];
-            for (int i = 0; i < 2; i++) {
-                if (!rows) {
-                    throw new SQLException("LockHygiene: SHOW gave no row for the session's bounds", "XX000");
-                }
-                try (java.sql.ResultSet rs = s.getResultSet()) {
-                    shown[i] = rs.next() ? rs.getString(1) : null;
-                }
-                rows = s.getMoreResults();
-            }
-            return SessionBounds.of(shown[0], shown[1]);
-        }
     }
 
     /**
@@ -391,6 +371,17 @@ public final class Emulation {
         } catch (SQLException | RuntimeException ours) {
             appFailure.addSuppressed(ours);
         }
+    }
+
+    /**
+     * For a front end that learns of a failure from the server's status, not at once (R2DBC, when results end and
+     * before the next statement): true once per failure the server reports, and the front end then calls
+     * {@link #innermostFailed}; {@code followedNow}: it aborted the transaction itself and follows that now.
+     */
+    public boolean failureToFollow(boolean serverReportsFailed, boolean followedNow) {
+        boolean toFollow = serverReportsFailed && !failureFollowed && !followedNow;
+        failureFollowed = serverReportsFailed || followedNow;
+        return toFollow;
     }
 
     /**

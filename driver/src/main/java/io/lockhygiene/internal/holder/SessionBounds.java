@@ -1,7 +1,10 @@
 package io.lockhygiene.internal.holder;
 
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.Locale;
+
+import io.lockhygiene.internal.pgjdbc.Pgjdbc;
 
 /**
  * The bounds PostgreSQL puts on a statement's lock wait in the application's own session, as that session's
@@ -19,6 +22,28 @@ public final class SessionBounds {
 
     /** The query a front end sends on the application's session: two utility statements, no snapshot taken. */
     public static final String QUERY = "SHOW lock_timeout; SHOW statement_timeout";
+
+    /**
+     * A JDBC connection's own bounds, as its server shows them now: SHOW with the simple protocol (no
+     * snapshot), and no BEGIN (a transaction pgjdbc has not opened yet has no SET LOCAL either, and opening it
+     * would pin a pooled server for the whole wait).
+     */
+    public static SessionBounds readOn(java.sql.Connection raw) throws SQLException {
+        try (Statement s = raw.createStatement()) {
+            boolean rows = Pgjdbc.executeSimpleWithoutBegin(s, SessionBounds.QUERY);
+            String[] shown = new String[2];
+            for (int i = 0; i < 2; i++) {
+                if (!rows) {
+                    throw new SQLException("LockHygiene: SHOW gave no row for the session's bounds", "XX000");
+                }
+                try (java.sql.ResultSet rs = s.getResultSet()) {
+                    shown[i] = rs.next() ? rs.getString(1) : null;
+                }
+                rows = s.getMoreResults();
+            }
+            return of(shown[0], shown[1]);
+        }
+    }
 
     /** No bound (PostgreSQL's defaults). */
     public static final SessionBounds NONE = new SessionBounds(0, 0);

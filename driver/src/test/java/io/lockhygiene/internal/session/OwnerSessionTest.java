@@ -137,4 +137,65 @@ class OwnerSessionTest {
         assertTrue(s.calls().isEmpty(), "a check clears the calls it looked for");
         assertTrue(session(Settings.builder().leakCheck(Settings.LeakCheck.ALWAYS)).checkDueAtReturn());
     }
+
+    private static StatementStep.Kind step(OwnerSession s, String sql, Situation where, boolean sampled)
+            throws SQLException {
+        return s.withoutCalls(sql, SqlScanner.scan(sql), where, sampled).kind();
+    }
+
+    /**
+     * What a statement without calls needs of a front end that sends a text as one statement (R2DBC's, a third's):
+     * the core decides, the front end only sends.
+     */
+    @Test
+    void aTextWithoutCallsInATransactionWithRecordedCallsUnderTransactionPooling() throws SQLException {
+        OwnerSession s = session(Settings.builder().mode(Settings.Mode.DETECT).leakCheckSample(0));
+        assertEquals(StatementStep.Kind.ENDS_BY_TEXT, step(s, "COMMIT", POOLED_OPEN, false),
+                "an end alone is sent as the API's end, which decides the check itself");
+        assertEquals(StatementStep.Kind.ENDS_UNCHECKED, step(s, "UPDATE t SET a = 1; COMMIT", POOLED_OPEN, false),
+                "nothing recorded: no check due, the text as it is (nothing to say when it ended)");
+        s.beforeSend(s.plan(LOCK, SCAN, null, LockPolicy.Form.TEXT, false, POOLED_OPEN), LOCK, SCAN, POOLED_OPEN, null);
+        StatementStep checked = s.withoutCalls("UPDATE t SET a = 1; COMMIT",
+                SqlScanner.scan("UPDATE t SET a = 1; COMMIT"), POOLED_OPEN, false);
+        assertEquals(StatementStep.Kind.CHECKED_TEXT, checked.kind());
+        assertEquals("(checked because this transaction called session-level advisory functions)", checked.checkWhy());
+        assertEquals(StatementStep.Kind.ENDS_UNCHECKED, step(s, "COMMIT; SELECT 1", POOLED_OPEN, false),
+                "an end in the middle of the text: said once it ended unchecked");
+        assertEquals(StatementStep.Kind.AS_IS, step(s, "SELECT 1", POOLED_OPEN, false));
+        Situation directOpen = new Situation(Situation.TransactionStatus.OPEN, false, false);
+        assertEquals(StatementStep.Kind.AS_IS, step(s, "COMMIT", directOpen, false),
+                "a session of its own: the check waits for the return");
+        assertEquals(StatementStep.Kind.AS_IS, step(s, null, POOLED_OPEN, false));
+    }
+
+    @Test
+    void anAutocommitStatementTheSampleTookOrEveryEndCheckedRunsWrapped() throws SQLException {
+        OwnerSession sampling = session(Settings.builder().mode(Settings.Mode.DETECT).leakCheckSample(1)
+                .leakCheck(Settings.LeakCheck.TRACKED));
+        assertEquals(StatementStep.Kind.WRAPPED, step(sampling, "UPDATE t SET a = 1", POOLED_AUTOCOMMIT, true));
+        assertEquals("(found by a sampled check: lockhygiene.leakCheckSample=1.0)", sampling.checkAtTransactionEnd(true),
+                "the wrapping's COMMIT carries the sampled check");
+        assertEquals(StatementStep.Kind.AS_IS, step(sampling, "VACUUM t", POOLED_AUTOCOMMIT, true),
+                "PostgreSQL refuses VACUUM in a transaction block: the turn passes");
+        assertEquals(StatementStep.Kind.AS_IS, step(sampling, "UPDATE t SET a = 1", POOLED_AUTOCOMMIT, false));
+        OwnerSession always = session(Settings.builder().mode(Settings.Mode.DETECT).leakCheck(Settings.LeakCheck.ALWAYS));
+        assertEquals(StatementStep.Kind.WRAPPED, step(always, "UPDATE t SET a = 1", POOLED_AUTOCOMMIT, false));
+    }
+
+    @Test
+    void aTextWithCallsThatEndsItsTransactionCarriesTheCheckAfterItsEnd() throws SQLException {
+        OwnerSession s = session(Settings.builder().mode(Settings.Mode.DETECT).leakCheckSample(0));
+        String text = "SELECT pg_advisory_lock(42); COMMIT";
+        ScanResult scan = SqlScanner.scan(text);
+        s.beforeSend(s.plan(text, scan, null, LockPolicy.Form.TEXT, false, POOLED_OPEN), text, scan, POOLED_OPEN, null);
+        assertEquals("(checked because this transaction called session-level advisory functions)",
+                s.checkAfterTextEnd(scan, POOLED_OPEN));
+        assertNull(s.checkAfterTextEnd(scan, new Situation(Situation.TransactionStatus.OPEN, false, false)),
+                "a session of its own");
+        assertNull(s.checkAfterTextEnd(SCAN, POOLED_OPEN), "one statement: no end in it");
+        String own = "BEGIN; SELECT pg_advisory_lock(42); COMMIT";
+        assertEquals("(checked because this transaction called session-level advisory functions)",
+                s.checkAfterTextEnd(SqlScanner.scan(own), POOLED_AUTOCOMMIT), "a transaction the text opens itself");
+        assertNull(s.checkAfterTextEnd(SqlScanner.scan("SELECT pg_advisory_lock(42); SELECT 1"), POOLED_AUTOCOMMIT));
+    }
 }

@@ -94,14 +94,12 @@ final class R2dbcEnds {
      * they run on the server that held the transaction, as JDBC runs such a text's end with the check. The
      * application reads its text's results; the listing's is read here, reported and not shown. When a statement
      * before the end fails, PostgreSQL skips the rest: the transaction stays open and failed, as without us, and its
-     * recorded calls go with its later end. Null when the check is not due: the text runs as it is.
+     * recorded calls go with its later end.
+     *
+     * @param why why the check is due ({@link io.lockhygiene.internal.session.OwnerSession#checkAfterTextEnd})
      */
-    Flux<Result> checkedText(GuardedStatement st, String sql, ScanResult scan) {
-        String why = guard.session.checkAtTransactionEnd(true);
+    Flux<Result> checkedText(GuardedStatement st, String sql, ScanResult scan, String why) {
         TransactionControl end = scan.finalTransactionEnd();
-        if (why == null || end == null) {
-            return null;
-        }
         String command = end.textIn(sql);
         long listing = scan.statementCount(); // one result per statement of the text before it
         // a new line first: a line comment after the end (COMMIT -- done) must not swallow the listing
@@ -244,7 +242,7 @@ final class R2dbcEnds {
                 .flatMap(Result::getRowsUpdated)
                 .onErrorResume(expected -> Mono.empty()) // 3B001: the transaction is aborted now, as PostgreSQL's
                 .then(Mono.defer(() -> {
-                    guard.failureFollowed = true; // the failure this makes is followed here, once
+                    guard.emulation.failureToFollow(true, true); // the failure this makes is followed here, once
                     return Blocking.run(guard.emulation::innermostFailed);
                 }));
     }

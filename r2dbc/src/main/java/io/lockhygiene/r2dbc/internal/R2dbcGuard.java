@@ -9,6 +9,7 @@ import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.leak.UnlockWatch;
 import io.lockhygiene.internal.session.OwnerSession;
 import io.lockhygiene.internal.session.SkipLockedCheck;
+import io.lockhygiene.internal.session.StatementStep;
 import io.lockhygiene.internal.session.TextAnalysis;
 import io.lockhygiene.internal.session.TransactionPooling;
 import io.lockhygiene.internal.holder.Holder;
@@ -64,11 +65,6 @@ final class R2dbcGuard {
     final DeferredBegin begin;
     /** r2dbc-postgresql's client under {@link #raw}: the transaction status the server reported. */
     private PostgresClient client;
-    /**
-     * emulate: the failure of the open transaction (or savepoint level) the server reported was followed in the lock
-     * table; false again once the server reports it is not failed.
-     */
-    boolean failureFollowed;
     /**
      * The server's open transaction is one of ours around an autocommit statement (until its end, which may still be
      * on its way after the application saw the statement's error): the application is in autocommit all along.
@@ -169,18 +165,8 @@ final class R2dbcGuard {
      * the application: R2DBC delivers it inside a Result).
      */
     Mono<Void> followFailure() {
-        if (emulation == null) {
-            return NOTHING;
-        }
-        if (!serverTransactionFailed()) {
-            failureFollowed = false;
-            return NOTHING;
-        }
-        if (failureFollowed) {
-            return NOTHING;
-        }
-        failureFollowed = true;
-        return Blocking.run(emulation::innermostFailed);
+        return emulation == null || !emulation.failureToFollow(serverTransactionFailed(), false) ? NOTHING
+                : Blocking.run(emulation::innermostFailed);
     }
 
     /** r2dbc-postgresql's client under {@link #raw}, read once. */
@@ -304,15 +290,11 @@ final class R2dbcGuard {
         } catch (SQLException e) {
             return Flux.error(R2dbcErrors.of(e));
         }
-        if (emulation == null && where.transactionPooling() && sentScan.statementCount() > 1
-                && (where.statementRunsInTransaction() || (sentScan.finalTransactionEnd() != null
-                && sentScan.opensTransactionBefore(sentScan.finalTransactionEnd())))) {
+        String why = session.checkAfterTextEnd(sentScan, where);
+        if (why != null) {
             // a text that takes a lock and ends its transaction (SELECT pg_advisory_lock(k); COMMIT, or a transaction
             // of its own: BEGIN; ...; COMMIT): the check after its end, as for a text without calls
-            Flux<Result> checked = ends.checkedText(st, sent, sentScan);
-            if (checked != null) {
-                return watchingUnlocks(checked, sentScan, sql, st.callSite);
-            }
+            return watchingUnlocks(ends.checkedText(st, sent, sentScan, why), sentScan, sql, st.callSite);
         }
         return watchingUnlocks(p.wrapped() && p.action() != Plan.Action.ON_SERVER ? ends.wrapped(st, sent)
                 : plain(st, sent, where), sentScan, sql, st.callSite);
@@ -340,73 +322,44 @@ final class R2dbcGuard {
 
     /**
      * A statement without advisory calls that is ours only because the owner holds emulated locks or keeps a
-     * transaction in the lock table (or every statement is looked at): the one rule ({@link LockPolicy#ownerStep})
-     * says what it needs. In autocommit it is its own commit, so it runs in a transaction of ours whose COMMIT
-     * carries the fence; DISCARD ALL lets the owner's session-level locks go, as on PostgreSQL; the application's
-     * COMMIT or ROLLBACK as text ends its transaction as commitTransaction() and rollbackTransaction() do.
-     * Savepoint texts are followed.
+     * transaction in the lock table, a leak check may be due, or the sample took it: the core says what it needs
+     * ({@link OwnerSession#withoutCalls}), this sends it. Savepoint texts and ends the server reports are followed in
+     * the lock table.
      */
     private Flux<Result> withoutCalls(GuardedStatement st, ScanResult scan, Situation where) {
         String sql = st.sql;
         boolean inTransaction = where.statementRunsInTransaction();
-        if ((st.sampled || checksEveryEnd) && !inTransaction && sql != null
-                && (emulation == null || !emulation.ownerHolds())) {
-            // the sample took this autocommit statement, or leakCheck=always: the core's plan runs it in a transaction
-            // of ours whose COMMIT carries the check on the server that ran it (a session lock a function took and
-            // kept is found there), never one PostgreSQL refuses in a transaction block; else the turn passes, as JDBC's
-            boolean sampled = st.sampled && SqlScanner.runsInTransactionBlockAsAlone(sql);
-            Plan p;
-            try {
-                p = session.plan(sql, scan, null, LockPolicy.Form.TEXT, sampled, where);
-            } catch (SQLException e) {
-                return Flux.error(R2dbcErrors.of(e));
-            }
-            if (p.wrapped()) {
-                if (sampled) {
-                    session.sampleNextEnd();
-                }
-                return ends.wrapped(st, sql);
-            }
+        StatementStep step;
+        try {
+            step = session.withoutCalls(sql, scan, where, st.sampled);
+        } catch (SQLException e) {
+            return Flux.error(R2dbcErrors.of(e));
         }
-        Flux<Result> run = null;
-        if (emulation == null && inTransaction && where.transactionPooling() && sql != null) {
-            if (TransactionControl.isSoleEnd(scan, sql)) {
-                // the application's end as text, in a transaction whose leak check may be due: the check (when it
-                // is: recorded calls, the sample, leakCheck=always) in the end's own round trip, as commitTransaction()'s
+        Flux<Result> run;
+        switch (step.kind()) {
+            case WRAPPED:
+            case FENCED:
+                return ends.wrapped(st, sql);
+            case ENDS_BY_TEXT:
                 return endedByText(sql);
-            }
-            run = scan.statementCount() > 1 ? ends.checkedText(st, sql, scan) : null; // the check after the text's end
-            if (run == null && scan.hasTransactionControl()) {
-                // a COMMIT or ROLLBACK inside the text, not its last statement: said when it ended the transaction
-                // (its server is no longer the connection's), as JDBC says it
+            case LETS_GO_AFTER:
+                return plain(st, sql, where).concatWith(Blocking.run(emulation::discardedAll).then(Mono.empty()));
+            case CHECKED_TEXT:
+                run = ends.checkedText(st, sql, scan, step.checkWhy());
+                break;
+            case ENDS_UNCHECKED:
+                // said when it ended the transaction (its server is no longer the connection's), as JDBC says it
                 return plain(st, sql, where).concatWith(Mono.fromRunnable(() -> {
                     if (!serverInTransaction()) {
                         session.transactionEndedUnchecked();
                     }
                 }).then(Mono.empty()));
-            }
-        }
-        if (emulation != null && sql != null) {
-            switch (session.ownerStep(LockPolicy.OwnerText.of(sql, scan), inTransaction)) {
-                case LETS_GO_AFTER:
-                    return plain(st, sql, where).concatWith(Blocking.run(emulation::discardedAll).then(Mono.empty()));
-                case FENCED:
-                    return ends.wrapped(st, sql);
-                case ENDS_TRANSACTION:
-                    if (TransactionControl.isSoleEnd(scan, sql)) {
-                        // the fence of an owner holding emulated locks (and a leak check) in the end's own round
-                        // trip, and the table's transaction-level locks let go
-                        return endedByText(sql);
-                    }
-                    // a text of several statements goes as one: the fence rides in it, before its end
-                    run = fencedText(st, sql, scan, inTransaction);
-                    break;
-                case FENCES_IN_TEXT:
-                    run = fencedText(st, sql, scan, inTransaction); // before each end that keeps work, and at its end
-                    break;
-                default:
-                    break;
-            }
+            case FENCED_TEXT:
+                run = fencedText(st, sql, scan, inTransaction);
+                break;
+            default:
+                run = null;
+                break;
         }
         if (run == null) {
             run = plain(st, sql, where);
