@@ -23,7 +23,6 @@ import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.sql.SqlRewriter;
 import io.lockhygiene.internal.sql.SqlScanner;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
-import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.settings.Settings;
 
 /**
@@ -39,7 +38,7 @@ import io.lockhygiene.settings.Settings;
  *   <li>what the plan asks of the core before anything is sent ({@link #beforeSend}): refused (emulate),
  *       recorded for the leak check (detect, rewrite), noted as run on the application's server (emulate);</li>
  *   <li>what an owner's statement without advisory calls needs ({@link #ownerStep}), and what any statement
- *       without them needs of a front end that sends a text as one statement ({@link #withoutCalls}); a chained
+ *       without them needs of a front end that sends a text as one statement ({@link StatementStep}); a chained
  *       end followed in the lock table ({@link #followChain});</li>
  *   <li>the leak check at a transaction end and at a return: whether it is due, and why
  *       ({@link #checkAtTransactionEnd}, {@link #checkDueAtReturn}), and what it found reported.</li>
@@ -56,8 +55,6 @@ public final class OwnerSession {
     private final Settings settings;
     private final String id;
     private final boolean off;
-    /** leakCheck=always: every transaction end is checked under transaction pooling, an autocommit statement's too. */
-    private final boolean checksEveryEnd;
     private final LeakReporter reporter;
     /** Calls seen since the last leak check, for attribution; non-empty means "touched advisory locks". */
     private final RecentCalls calls = new RecentCalls();
@@ -101,7 +98,6 @@ public final class OwnerSession {
         this.settings = settings;
         this.id = id;
         this.off = LockPolicy.off(settings);
-        this.checksEveryEnd = LockPolicy.checksEveryTransaction(settings);
         this.reporter = new LeakReporter(id, settings);
         this.emulation = jdbc ? new Emulation(raw, settings, id, reporter, holder, threadOwners)
                 : holder == null ? null : Emulation.withoutConnection(holder, settings, id, reporter, sessionBounds);
@@ -275,82 +271,6 @@ public final class OwnerSession {
             return LockPolicy.OwnerStep.AS_IS;
         }
         return LockPolicy.ownerStep(text, inTransaction, emulation.ownerHolds());
-    }
-
-    /**
-     * What a statement without advisory calls needs of a front end that sends a text as one statement (R2DBC), once
-     * it could not pass as it is ({@link StatementStep}). In order: an autocommit statement the sample took (or every
-     * end checked) runs in a transaction of ours whose COMMIT carries the check; without emulation, under transaction
-     * pooling inside a transaction, an end as text carries the check when due (alone: in its own round trip; after
-     * other statements: after it in the same text), and an end inside the text is said once it ended unchecked;
-     * under emulate, the one rule for an owner's statement ({@link LockPolicy#ownerStep}). Everything else as it is.
-     *
-     * @param sampled the leak check's sample took this statement's turn ({@link #autocommitSampleTurn})
-     * @throws SQLException refused by the policy (strict)
-     */
-    public StatementStep withoutCalls(String sql, ScanResult scan, Situation where, boolean sampled)
-            throws SQLException {
-        if (sql == null) {
-            return StatementStep.of(StatementStep.Kind.AS_IS);
-        }
-        boolean inTransaction = where.statementRunsInTransaction();
-        if ((sampled || checksEveryEnd) && !inTransaction && !ownerHolds()) {
-            // the turn is taken only by a statement PostgreSQL runs in a transaction block as it would alone (never
-            // VACUUM or CREATE INDEX CONCURRENTLY); else it passes, as JDBC's does
-            boolean taken = sampled && SqlScanner.runsInTransactionBlockAsAlone(sql);
-            if (plan(sql, scan, null, LockPolicy.Form.TEXT, taken, where).wrapped()) {
-                if (taken) {
-                    sampleNextEnd();
-                }
-                return StatementStep.of(StatementStep.Kind.WRAPPED);
-            }
-        }
-        if (!emulates() && inTransaction && where.transactionPooling()) {
-            if (TransactionControl.isSoleEnd(scan, sql)) {
-                return StatementStep.of(StatementStep.Kind.ENDS_BY_TEXT); // the end's own text decides the check
-            }
-            String why = checkAfterTextEnd(scan, where);
-            if (why != null) {
-                return StatementStep.checkedText(why);
-            }
-            if (scan.hasTransactionControl()) {
-                return StatementStep.of(StatementStep.Kind.ENDS_UNCHECKED);
-            }
-        }
-        if (emulates()) {
-            switch (ownerStep(LockPolicy.OwnerText.of(sql, scan), inTransaction)) {
-                case LETS_GO_AFTER:
-                    return StatementStep.of(StatementStep.Kind.LETS_GO_AFTER);
-                case FENCED:
-                    return StatementStep.of(StatementStep.Kind.FENCED);
-                case ENDS_TRANSACTION:
-                    // alone, the end carries the fence in its own round trip; after other statements it rides in the text
-                    return StatementStep.of(TransactionControl.isSoleEnd(scan, sql) ? StatementStep.Kind.ENDS_BY_TEXT
-                            : StatementStep.Kind.FENCED_TEXT);
-                case FENCES_IN_TEXT:
-                    return StatementStep.of(StatementStep.Kind.FENCED_TEXT);
-                default:
-                    break;
-            }
-        }
-        return StatementStep.of(StatementStep.Kind.AS_IS);
-    }
-
-    /**
-     * Without emulation, under transaction pooling: a text of several statements whose last one ends the transaction
-     * it runs in (or opens itself) carries the leak check after that end, in the same text, when the check is due;
-     * why, in its report's words, or null. For a front end that sends a text as one statement (JDBC runs the end on
-     * its own instead); asked after the text's calls were recorded ({@link #beforeSend}).
-     */
-    public String checkAfterTextEnd(ScanResult scan, Situation where) {
-        if (emulates() || !where.transactionPooling() || scan.statementCount() < 2) {
-            return null;
-        }
-        TransactionControl end = scan.finalTransactionEnd();
-        if (end == null || !(where.statementRunsInTransaction() || scan.opensTransactionBefore(end))) {
-            return null;
-        }
-        return checkAtTransactionEnd(true);
     }
 
     /**

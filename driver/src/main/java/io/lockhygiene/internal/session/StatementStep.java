@@ -1,9 +1,20 @@
 package io.lockhygiene.internal.session;
 
+import java.sql.SQLException;
+
+import io.lockhygiene.internal.emulate.Emulation;
+import io.lockhygiene.internal.policy.LockPolicy;
+import io.lockhygiene.internal.policy.LockPolicy.Situation;
+import io.lockhygiene.internal.sql.SqlScanner;
+import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
+import io.lockhygiene.internal.sql.TransactionControl;
+
 /**
- * What a statement without advisory calls needs of a front end that sends a text as one statement (R2DBC; a third
- * front end of its kind, such as Vert.x's {@code SqlClient}), once it could not pass as it is: decided by
- * {@link OwnerSession#withoutCalls}, carried out by the front end. JDBC reaches the same answers its own way,
+ * What a statement without advisory calls needs of a front end that sends a text as one statement and decides at
+ * execution (R2DBC; a third front end of its kind, such as Vert.x's {@code SqlClient}): whether it is looked at
+ * ({@link #looksAtUnflagged}), what it needs ({@link #decide}), and when a text that ends its transaction carries the
+ * leak check after its end ({@link #checkAfterTextEnd}); the front end carries it out. The rules are the core's, over
+ * the connection's {@link OwnerSession}. JDBC reaches the same answers its own way,
  * because it can split a text and send its pieces at once (see docs/architecture.md).
  */
 public final class StatementStep {
@@ -43,6 +54,113 @@ public final class StatementStep {
          * such point and at its end (as it is when nothing is to be fenced).
          */
         FENCED_TEXT
+    }
+
+    /**
+     * A statement the prefilter passed must still be looked at when it runs: under emulate while the owner holds
+     * emulated locks or its open transaction has emulation state; under transaction pooling, a text that may end a
+     * transaction whose leak check is due (recorded calls, or {@code leakCheck=always}), and with
+     * {@code leakCheck=always} an autocommit statement (its own transaction to check). For a front end that decides
+     * at execution (R2DBC); JDBC's hot path asks {@link OwnerSession#watchesEveryStatement} and {@link OwnerSession#ownerHolds} itself.
+     *
+     * @param inTransaction the application's transaction is open (begun, even if not sent yet)
+     * @param assumesPooling transaction pooling unless known otherwise
+     */
+    public static boolean looksAtUnflagged(OwnerSession session, String sql, boolean inTransaction, boolean assumesPooling) {
+        if (session.off()) {
+            return false;
+        }
+        Emulation emulation = session.emulation();
+        if (emulation != null && (emulation.transactionPending() || emulation.ownerHolds())) {
+            return true;
+        }
+        if (!assumesPooling) {
+            return false;
+        }
+        boolean checksEveryEnd = LockPolicy.checksEveryTransaction(session.settings());
+        if (!inTransaction) {
+            return checksEveryEnd;
+        }
+        // the first word first: the rest is asked only of a text that may end a transaction
+        return sql != null && (TransactionControl.mayStartWithEnd(sql) || sql.indexOf(';') >= 0)
+                && (checksEveryEnd || session.watchesEveryStatement(true));
+    }
+
+    /**
+     * What a statement without advisory calls needs of a front end that sends a text as one statement (R2DBC), once
+     * it could not pass as it is ({@link StatementStep}). In order: an autocommit statement the sample took (or every
+     * end checked) runs in a transaction of ours whose COMMIT carries the check; without emulation, under transaction
+     * pooling inside a transaction, an end as text carries the check when due (alone: in its own round trip; after
+     * other statements: after it in the same text), and an end inside the text is said once it ended unchecked;
+     * under emulate, the one rule for an owner's statement ({@link LockPolicy#ownerStep}). Everything else as it is.
+     *
+     * @param sampled the leak check's sample took this statement's turn ({@link OwnerSession#autocommitSampleTurn})
+     * @throws SQLException refused by the policy (strict)
+     */
+    public static StatementStep decide(OwnerSession session, String sql, ScanResult scan, Situation where, boolean sampled)
+            throws SQLException {
+        if (sql == null) {
+            return of(Kind.AS_IS);
+        }
+        boolean inTransaction = where.statementRunsInTransaction();
+        if ((sampled || LockPolicy.checksEveryTransaction(session.settings())) && !inTransaction
+                && !session.ownerHolds()) {
+            // the turn is taken only by a statement PostgreSQL runs in a transaction block as it would alone (never
+            // VACUUM or CREATE INDEX CONCURRENTLY); else it passes, as JDBC's does
+            boolean taken = sampled && SqlScanner.runsInTransactionBlockAsAlone(sql);
+            if (session.plan(sql, scan, null, LockPolicy.Form.TEXT, taken, where).wrapped()) {
+                if (taken) {
+                    session.sampleNextEnd();
+                }
+                return of(Kind.WRAPPED);
+            }
+        }
+        if (!session.emulates() && inTransaction && where.transactionPooling()) {
+            if (TransactionControl.isSoleEnd(scan, sql)) {
+                return of(Kind.ENDS_BY_TEXT); // the end's own text decides the check
+            }
+            String why = checkAfterTextEnd(session, scan, where);
+            if (why != null) {
+                return checkedText(why);
+            }
+            if (scan.hasTransactionControl()) {
+                return of(Kind.ENDS_UNCHECKED);
+            }
+        }
+        if (session.emulates()) {
+            switch (session.ownerStep(LockPolicy.OwnerText.of(sql, scan), inTransaction)) {
+                case LETS_GO_AFTER:
+                    return of(Kind.LETS_GO_AFTER);
+                case FENCED:
+                    return of(Kind.FENCED);
+                case ENDS_TRANSACTION:
+                    // alone, the end carries the fence in its own round trip; after other statements it rides in the text
+                    return of(TransactionControl.isSoleEnd(scan, sql) ? Kind.ENDS_BY_TEXT
+                            : Kind.FENCED_TEXT);
+                case FENCES_IN_TEXT:
+                    return of(Kind.FENCED_TEXT);
+                default:
+                    break;
+            }
+        }
+        return of(Kind.AS_IS);
+    }
+
+    /**
+     * Without emulation, under transaction pooling: a text of several statements whose last one ends the transaction
+     * it runs in (or opens itself) carries the leak check after that end, in the same text, when the check is due;
+     * why, in its report's words, or null. For a front end that sends a text as one statement (JDBC runs the end on
+     * its own instead); asked after the text's calls were recorded ({@link OwnerSession#beforeSend}).
+     */
+    public static String checkAfterTextEnd(OwnerSession session, ScanResult scan, Situation where) {
+        if (session.emulates() || !where.transactionPooling() || scan.statementCount() < 2) {
+            return null;
+        }
+        TransactionControl end = scan.finalTransactionEnd();
+        if (end == null || !(where.statementRunsInTransaction() || scan.opensTransactionBefore(end))) {
+            return null;
+        }
+        return session.checkAtTransactionEnd(true);
     }
 
     private static final StatementStep[] SHARED = new StatementStep[Kind.values().length];

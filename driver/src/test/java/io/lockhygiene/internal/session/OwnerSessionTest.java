@@ -140,7 +140,7 @@ class OwnerSessionTest {
 
     private static StatementStep.Kind step(OwnerSession s, String sql, Situation where, boolean sampled)
             throws SQLException {
-        return s.withoutCalls(sql, SqlScanner.scan(sql), where, sampled).kind();
+        return StatementStep.decide(s, sql, SqlScanner.scan(sql), where, sampled).kind();
     }
 
     /**
@@ -155,7 +155,7 @@ class OwnerSessionTest {
         assertEquals(StatementStep.Kind.ENDS_UNCHECKED, step(s, "UPDATE t SET a = 1; COMMIT", POOLED_OPEN, false),
                 "nothing recorded: no check due, the text as it is (nothing to say when it ended)");
         s.beforeSend(s.plan(LOCK, SCAN, null, LockPolicy.Form.TEXT, false, POOLED_OPEN), LOCK, SCAN, POOLED_OPEN, null);
-        StatementStep checked = s.withoutCalls("UPDATE t SET a = 1; COMMIT",
+        StatementStep checked = StatementStep.decide(s, "UPDATE t SET a = 1; COMMIT",
                 SqlScanner.scan("UPDATE t SET a = 1; COMMIT"), POOLED_OPEN, false);
         assertEquals(StatementStep.Kind.CHECKED_TEXT, checked.kind());
         assertEquals("(checked because this transaction called session-level advisory functions)", checked.checkWhy());
@@ -189,13 +189,32 @@ class OwnerSessionTest {
         ScanResult scan = SqlScanner.scan(text);
         s.beforeSend(s.plan(text, scan, null, LockPolicy.Form.TEXT, false, POOLED_OPEN), text, scan, POOLED_OPEN, null);
         assertEquals("(checked because this transaction called session-level advisory functions)",
-                s.checkAfterTextEnd(scan, POOLED_OPEN));
-        assertNull(s.checkAfterTextEnd(scan, new Situation(Situation.TransactionStatus.OPEN, false, false)),
+                StatementStep.checkAfterTextEnd(s, scan, POOLED_OPEN));
+        assertNull(StatementStep.checkAfterTextEnd(s, scan, new Situation(Situation.TransactionStatus.OPEN, false, false)),
                 "a session of its own");
-        assertNull(s.checkAfterTextEnd(SCAN, POOLED_OPEN), "one statement: no end in it");
+        assertNull(StatementStep.checkAfterTextEnd(s, SCAN, POOLED_OPEN), "one statement: no end in it");
         String own = "BEGIN; SELECT pg_advisory_lock(42); COMMIT";
         assertEquals("(checked because this transaction called session-level advisory functions)",
-                s.checkAfterTextEnd(SqlScanner.scan(own), POOLED_AUTOCOMMIT), "a transaction the text opens itself");
-        assertNull(s.checkAfterTextEnd(SqlScanner.scan("SELECT pg_advisory_lock(42); SELECT 1"), POOLED_AUTOCOMMIT));
+                StatementStep.checkAfterTextEnd(s, SqlScanner.scan(own), POOLED_AUTOCOMMIT), "a transaction the text opens itself");
+        assertNull(StatementStep.checkAfterTextEnd(s, SqlScanner.scan("SELECT pg_advisory_lock(42); SELECT 1"), POOLED_AUTOCOMMIT));
+    }
+
+    @Test
+    void aStatementThePrefilterPassedIsLookedAtWhileAnEndOfItsMayCarryTheCheck() throws SQLException {
+        OwnerSession s = session(Settings.builder().mode(Settings.Mode.DETECT).leakCheckSample(0));
+        assertFalse(StatementStep.looksAtUnflagged(s, "COMMIT", true, true), "nothing recorded: nothing to check at the end");
+        s.beforeSend(s.plan(LOCK, SCAN, null, LockPolicy.Form.TEXT, false, POOLED_OPEN), LOCK, SCAN, POOLED_OPEN, null);
+        assertTrue(StatementStep.looksAtUnflagged(s, "COMMIT", true, true));
+        assertTrue(StatementStep.looksAtUnflagged(s, "UPDATE t SET a = 1; COMMIT", true, true));
+        assertFalse(StatementStep.looksAtUnflagged(s, "UPDATE t SET a = 1", true, true), "cannot end the transaction");
+        assertFalse(StatementStep.looksAtUnflagged(s, "COMMIT", true, false), "a session of its own: the check waits for the return");
+        assertFalse(StatementStep.looksAtUnflagged(s, null, true, true));
+        OwnerSession always = session(Settings.builder().mode(Settings.Mode.DETECT).leakCheck(Settings.LeakCheck.ALWAYS));
+        assertTrue(StatementStep.looksAtUnflagged(always, "UPDATE t SET a = 1", false, true), "its own transaction, checked");
+        assertFalse(StatementStep.looksAtUnflagged(always, "UPDATE t SET a = 1", true, true));
+        assertTrue(StatementStep.looksAtUnflagged(always, "COMMIT", true, true));
+        assertFalse(StatementStep.looksAtUnflagged(always, "UPDATE t SET a = 1", false, false));
+        assertFalse(StatementStep.looksAtUnflagged(session(Settings.builder().mode(Settings.Mode.OFF)
+                .leakCheck(Settings.LeakCheck.ALWAYS)), "COMMIT", true, true), "off");
     }
 }

@@ -96,7 +96,7 @@ final class R2dbcEnds {
      * before the end fails, PostgreSQL skips the rest: the transaction stays open and failed, as without us, and its
      * recorded calls go with its later end.
      *
-     * @param why why the check is due ({@link io.lockhygiene.internal.session.OwnerSession#checkAfterTextEnd})
+     * @param why why the check is due ({@link io.lockhygiene.internal.session.StatementStep#checkAfterTextEnd})
      */
     Flux<Result> checkedText(GuardedStatement st, String sql, ScanResult scan, String why) {
         TransactionControl end = scan.finalTransactionEnd();

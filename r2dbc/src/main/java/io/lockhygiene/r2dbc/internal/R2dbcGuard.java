@@ -108,33 +108,10 @@ final class R2dbcGuard {
         return new GuardedStatement(this, sql, flagged, sampled);
     }
 
-    /** At execution, an unflagged statement needs nothing of ours (emulate: nothing held, nothing pending). */
+    /** At execution, an unflagged statement needs nothing of ours (the core's rule: {@link StatementStep#looksAtUnflagged}). */
     private boolean passes(GuardedStatement st) {
-        return !st.flagged && !st.sampled && !gate.pending() && !begin.pending() && !watching()
-                && !endsCheckedTransaction(st.sql) && !(checksEveryEnd && !inTransaction() && assumesPooling());
-    }
-
-    /**
-     * An application's transaction end sent as a statement text, in a transaction whose leak check is due under
-     * transaction pooling (it called session-level functions, or leakCheck=always; JDBC's rule: every statement is
-     * looked at while a check is due): it goes as commitTransaction() does, with the check in its round trip.
-     */
-    private boolean endsCheckedTransaction(String sql) {
-        // the first word first: the rest is asked only of a text that may end a transaction
-        if (sql == null || !(TransactionControl.mayStartWithEnd(sql) || sql.indexOf(';') >= 0) || !inTransaction()) {
-            return false;
-        }
-        boolean pooling = assumesPooling();
-        return session.watchesEveryStatement(pooling) || (pooling && checksEveryEnd);
-    }
-
-    /**
-     * emulate: the owner's statements are looked at while it holds anything or its open transaction has emulation
-     * state (a transaction in the table, or advisory calls that ran on the application's own server), as the JDBC
-     * guard's.
-     */
-    boolean watching() {
-        return emulation != null && (emulation.transactionPending() || emulation.ownerHolds());
+        return !st.flagged && !st.sampled && !gate.pending() && !begin.pending()
+                && !StatementStep.looksAtUnflagged(session, st.sql, inTransaction(), assumesPooling());
     }
 
     /**
@@ -290,7 +267,7 @@ final class R2dbcGuard {
         } catch (SQLException e) {
             return Flux.error(R2dbcErrors.of(e));
         }
-        String why = session.checkAfterTextEnd(sentScan, where);
+        String why = StatementStep.checkAfterTextEnd(session, sentScan, where);
         if (why != null) {
             // a text that takes a lock and ends its transaction (SELECT pg_advisory_lock(k); COMMIT, or a transaction
             // of its own: BEGIN; ...; COMMIT): the check after its end, as for a text without calls
@@ -323,7 +300,7 @@ final class R2dbcGuard {
     /**
      * A statement without advisory calls that is ours only because the owner holds emulated locks or keeps a
      * transaction in the lock table, a leak check may be due, or the sample took it: the core says what it needs
-     * ({@link OwnerSession#withoutCalls}), this sends it. Savepoint texts and ends the server reports are followed in
+     * ({@link StatementStep#decide}), this sends it. Savepoint texts and ends the server reports are followed in
      * the lock table.
      */
     private Flux<Result> withoutCalls(GuardedStatement st, ScanResult scan, Situation where) {
@@ -331,7 +308,7 @@ final class R2dbcGuard {
         boolean inTransaction = where.statementRunsInTransaction();
         StatementStep step;
         try {
-            step = session.withoutCalls(sql, scan, where, st.sampled);
+            step = StatementStep.decide(session, sql, scan, where, st.sampled);
         } catch (SQLException e) {
             return Flux.error(R2dbcErrors.of(e));
         }
