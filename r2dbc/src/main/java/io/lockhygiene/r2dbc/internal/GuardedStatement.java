@@ -24,7 +24,8 @@ final class GuardedStatement implements Statement {
     final boolean sampled;
     /** Where the application called {@link #execute} (its own stack: the execution runs on other threads). */
     Throwable callSite;
-    private final List<R2dbcBinds> added = new ArrayList<>(1);
+    /** The bindings before {@link #current} ({@link #add}); null until the first add, the common case. */
+    private List<R2dbcBinds> added;
     private R2dbcBinds current = new R2dbcBinds();
     private int fetchSize = -1;
     private String[] generatedColumns;
@@ -38,6 +39,9 @@ final class GuardedStatement implements Statement {
 
     @Override
     public Statement add() {
+        if (added == null) {
+            added = new ArrayList<>(2);
+        }
         added.add(current);
         current = new R2dbcBinds();
         return this;
@@ -88,12 +92,12 @@ final class GuardedStatement implements Statement {
     }
 
     boolean hasBindings() {
-        return !added.isEmpty() || !current.isEmpty();
+        return added != null || !current.isEmpty();
     }
 
     /** Each binding the statement executes with, in order (one, possibly empty, when none was added). */
     List<R2dbcBinds> bindings() {
-        if (added.isEmpty()) {
+        if (added == null) {
             return Collections.singletonList(current);
         }
         List<R2dbcBinds> all = new ArrayList<>(added);
@@ -106,9 +110,11 @@ final class GuardedStatement implements Statement {
     /** The driver's statement for {@code text} on {@code connection}, with everything the application set. */
     Statement real(Connection connection, String text) {
         Statement s = connection.createStatement(text);
-        for (R2dbcBinds b : added) {
-            b.applyTo(s);
-            s.add();
+        if (added != null) {
+            for (R2dbcBinds b : added) {
+                b.applyTo(s);
+                s.add();
+            }
         }
         current.applyTo(s);
         if (fetchSize >= 0) {

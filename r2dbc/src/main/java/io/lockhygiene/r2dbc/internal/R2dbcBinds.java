@@ -4,9 +4,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Consumer;
 
 import io.r2dbc.spi.Statement;
@@ -19,9 +17,18 @@ import io.lockhygiene.internal.shape.BindView;
  * what the core's rules for {@code setObject} say; a NULL bound for one of them is that type's NULL.
  */
 final class R2dbcBinds implements BindView {
+    private static final Object UNBOUND = new Object();
+    private static final Object[] NO_VALUES = {};
+    private static final Class<?>[] NO_NULLS = {};
+
     private final List<Consumer<Statement>> calls = new ArrayList<>(2);
-    private final Map<Integer, Object> values = new HashMap<>(4);
-    private final Map<Integer, Class<?>> nulls = new HashMap<>(2);
+    /**
+     * By {@code $n - 1}: the value bound ({@link #UNBOUND} where none is). Arrays, not maps: a statement of an owner
+     * under emulate is kept here on its way to the driver (every statement there is), so this is on the hot path.
+     */
+    private Object[] values = NO_VALUES;
+    /** By {@code $n - 1}: the Java type of a NULL bound there, else null. */
+    private Class<?>[] nulls = NO_NULLS;
     private DollarText text;
 
     void bind(int index, Object value) {
@@ -48,13 +55,37 @@ final class R2dbcBinds implements BindView {
         if (dollar <= 0) {
             return; // a name r2dbc-postgresql does not know: its own error at execute
         }
-        if (nullType != null) {
-            values.remove(dollar);
-            nulls.put(dollar, nullType);
-        } else {
-            nulls.remove(dollar);
-            values.put(dollar, value);
+        if (dollar > values.length) {
+            int was = values.length;
+            values = java.util.Arrays.copyOf(values, Math.max(dollar, 2 * was));
+            java.util.Arrays.fill(values, was, values.length, UNBOUND);
         }
+        if (nullType != null) {
+            if (dollar > nulls.length) {
+                nulls = java.util.Arrays.copyOf(nulls, values.length);
+            }
+            values[dollar - 1] = UNBOUND;
+            nulls[dollar - 1] = nullType;
+        } else {
+            if (dollar <= nulls.length) {
+                nulls[dollar - 1] = null;
+            }
+            values[dollar - 1] = value;
+        }
+    }
+
+    /** A NULL was bound to {@code $dollar}: its Java type; else null. */
+    private Class<?> nullType(int dollar) {
+        return dollar > 0 && dollar <= nulls.length ? nulls[dollar - 1] : null;
+    }
+
+    /** A value (not a NULL of a type) was bound to {@code $dollar}. */
+    private boolean hasValue(int dollar) {
+        return dollar > 0 && dollar <= values.length && values[dollar - 1] != UNBOUND;
+    }
+
+    private Object value(int dollar) {
+        return hasValue(dollar) ? values[dollar - 1] : null;
     }
 
     /** {@code $3} is 3; any other name 0. */
@@ -88,10 +119,10 @@ final class R2dbcBinds implements BindView {
     void applyTo(Statement target, int[] indexes) {
         for (int i = 0; i < indexes.length; i++) {
             int dollar = text == null ? 0 : text.dollarOf(indexes[i]);
-            if (nulls.containsKey(dollar)) {
-                target.bindNull("$" + (i + 1), nulls.get(dollar));
-            } else if (values.containsKey(dollar)) {
-                target.bind("$" + (i + 1), values.get(dollar));
+            if (nullType(dollar) != null) {
+                target.bindNull("$" + (i + 1), nullType(dollar));
+            } else if (hasValue(dollar)) {
+                target.bind("$" + (i + 1), value(dollar));
             }
         }
     }
@@ -105,19 +136,19 @@ final class R2dbcBinds implements BindView {
     @Override
     public String method(int index) {
         int dollar = text == null ? 0 : text.dollarOf(index);
-        if (nulls.containsKey(dollar)) {
+        if (nullType(dollar) != null) {
             return "setNull";
         }
-        return values.containsKey(dollar) ? "setObject" : null;
+        return hasValue(dollar) ? "setObject" : null;
     }
 
     @Override
     public Object arg(int index, int n) {
         int dollar = text == null ? 0 : text.dollarOf(index);
-        if (nulls.containsKey(dollar)) {
-            return n == 0 ? sqlType(nulls.get(dollar)) : null;
+        if (nullType(dollar) != null) {
+            return n == 0 ? sqlType(nullType(dollar)) : null;
         }
-        return n == 0 ? values.get(dollar) : null; // no target SQL type: the value's own
+        return n == 0 ? value(dollar) : null; // no target SQL type: the value's own
     }
 
     /**
@@ -130,10 +161,10 @@ final class R2dbcBinds implements BindView {
         StringBuilder b = new StringBuilder("r2dbc");
         for (int index : indexes) {
             int dollar = text == null ? 0 : text.dollarOf(index);
-            if (nulls.containsKey(dollar)) {
-                b.append("|null:").append(nulls.get(dollar).getName());
-            } else if (values.containsKey(dollar)) {
-                Object v = values.get(dollar);
+            if (nullType(dollar) != null) {
+                b.append("|null:").append(nullType(dollar).getName());
+            } else if (hasValue(dollar)) {
+                Object v = value(dollar);
                 if (!(v instanceof String || v instanceof Number || v instanceof Boolean || v instanceof Character)) {
                     return null;
                 }

@@ -192,14 +192,14 @@ final class R2dbcGuard {
 
     /** One execution of a statement of ours: the plan decided now, from where the connection stands now. */
     Flux<Result> execute(GuardedStatement st) {
-        return gate.afterMany(Flux.defer(() -> {
+        return gate.afterMany(() -> {
             Flux<Result> lost = lossOnce();
             if (lost != null) {
                 return lost;
             }
             Mono<Void> failure = followFailure();
             return failure == NOTHING ? planned(st) : failure.thenMany(Flux.defer(() -> planned(st)));
-        }));
+        });
     }
 
     /** {@link Mono#empty()}: one instance, so an execution with no failure to follow allocates nothing for it. */

@@ -55,6 +55,23 @@ class R2dbcBindsTest {
     }
 
     @Test
+    void aValueThenANullAndBindsPastTheFirstOnesAreKeptByTheirDollar() {
+        R2dbcBinds b = new R2dbcBinds();
+        b.bind(0, 5L);
+        b.bindNull(0, Integer.class);
+        b.bind("$7", "seven");
+        b.bind(2, 3);
+        b.readAs(DollarText.of("select $1, $2, $3, $7"));
+        assertEquals("setNull", b.method(1), "a NULL after a value replaces it");
+        assertEquals(Types.INTEGER, b.arg(1, 0));
+        assertNull(b.method(2), "never bound");
+        assertEquals(3, b.arg(3, 0));
+        assertEquals("seven", b.arg(4, 0), "$7, past the others");
+        assertEquals("r2dbc|null:java.lang.Integer|-|java.lang.Integer:1:3|java.lang.String:5:seven",
+                b.valueSignature(new int[] {1, 2, 3, 4}));
+    }
+
+    @Test
     void theLockTableReadsIntegerKeysAndLeavesTextToTheServer() {
         LockShape shape = ShapeParser.parse(DollarText.of("select pg_try_advisory_lock($1)").jdbcText);
         R2dbcBinds longKey = new R2dbcBinds();
