@@ -1,5 +1,7 @@
 package io.lockhygiene.internal.holder;
 
+import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Locale;
@@ -28,7 +30,7 @@ public final class SessionBounds {
      * snapshot), and no BEGIN (a transaction pgjdbc has not opened yet has no SET LOCAL either, and opening it
      * would pin a pooled server for the whole wait).
      */
-    public static SessionBounds readOn(java.sql.Connection raw) throws SQLException {
+    public static SessionBounds readOn(Connection raw) throws SQLException {
         try (Statement s = raw.createStatement()) {
             boolean rows = Pgjdbc.executeSimpleWithoutBegin(s, SessionBounds.QUERY);
             String[] shown = new String[2];
@@ -36,7 +38,7 @@ public final class SessionBounds {
                 if (!rows) {
                     throw new SQLException("LockHygiene: SHOW gave no row for the session's bounds", "XX000");
                 }
-                try (java.sql.ResultSet rs = s.getResultSet()) {
+                try (ResultSet rs = s.getResultSet()) {
                     shown[i] = rs.next() ? rs.getString(1) : null;
                 }
                 rows = s.getMoreResults();
