@@ -11,8 +11,8 @@ import io.r2dbc.spi.Statement;
 import io.lockhygiene.internal.shape.BindView;
 
 /**
- * One binding of an R2DBC statement, kept by LockHygiene: each bind call in order (replayed onto the statement
- * that is sent), and the values by their {@code $n}, which the lock table reads as a JDBC statement's
+ * One binding of an R2DBC statement, kept by LockHygiene: the values by their {@code $n} (bound again on the
+ * statement that is sent), which the lock table reads as a JDBC statement's
  * parameters: r2dbc-postgresql sends an Integer as int4, a Long as int8, a Short or Byte as int2, exactly
  * what the core's rules for {@code setObject} say; a NULL bound for one of them is that type's NULL.
  */
@@ -21,44 +21,80 @@ final class R2dbcBinds implements BindView {
     private static final Object[] NO_VALUES = {};
     private static final Class<?>[] NO_NULLS = {};
 
-    private final List<Consumer<Statement>> calls = new ArrayList<>(2);
     /**
-     * By {@code $n - 1}: the value bound ({@link #UNBOUND} where none is). Arrays, not maps: a statement of an owner
-     * under emulate is kept here on its way to the driver (every statement there is), so this is on the hot path.
+     * By {@code $n - 1}: the value bound ({@link #UNBOUND} where none is). Arrays, not maps or a list of calls: a
+     * statement of an owner under emulate is kept here on its way to the driver (every statement there is), so this
+     * is on the hot path; the statement that is sent gets the same binds from them.
      */
     private Object[] values = NO_VALUES;
     /** By {@code $n - 1}: the Java type of a NULL bound there, else null. */
     private Class<?>[] nulls = NO_NULLS;
+    /**
+     * By {@code $n - 1}: bound by its name ({@code "$2"}), so it is sent by name as the application bound it
+     * (r2dbc-proxy's listeners tell names from indexes); null until a name is bound.
+     */
+    private boolean[] named;
+    /** Bind calls the arrays cannot say (a negative index, a name that is not {@code $n}), in order; null until one. */
+    private List<Consumer<Statement>> odd;
+    private boolean bound;
     private DollarText text;
 
     void bind(int index, Object value) {
-        calls.add(s -> s.bind(index, value));
-        put(index + 1, value, null);
+        bound = true;
+        if (index < 0) {
+            odd(s -> s.bind(index, value)); // the driver's own error when it is sent
+        } else {
+            put(index + 1, value, null, false);
+        }
     }
 
     void bind(String name, Object value) {
-        calls.add(s -> s.bind(name, value));
-        put(dollar(name), value, null);
+        bound = true;
+        int dollar = dollar(name);
+        if (dollar <= 0) {
+            odd(s -> s.bind(name, value)); // a name r2dbc-postgresql does not know: its own error when it is sent
+        } else {
+            put(dollar, value, null, true);
+        }
     }
 
     void bindNull(int index, Class<?> type) {
-        calls.add(s -> s.bindNull(index, type));
-        put(index + 1, null, type);
+        bound = true;
+        if (index < 0) {
+            odd(s -> s.bindNull(index, type));
+        } else {
+            put(index + 1, null, type, false);
+        }
     }
 
     void bindNull(String name, Class<?> type) {
-        calls.add(s -> s.bindNull(name, type));
-        put(dollar(name), null, type);
+        bound = true;
+        int dollar = dollar(name);
+        if (dollar <= 0) {
+            odd(s -> s.bindNull(name, type));
+        } else {
+            put(dollar, null, type, true);
+        }
     }
 
-    private void put(int dollar, Object value, Class<?> nullType) {
-        if (dollar <= 0) {
-            return; // a name r2dbc-postgresql does not know: its own error at execute
+    private void odd(Consumer<Statement> call) {
+        if (odd == null) {
+            odd = new ArrayList<>(1);
         }
+        odd.add(call);
+    }
+
+    private void put(int dollar, Object value, Class<?> nullType, boolean byName) {
         if (dollar > values.length) {
             int was = values.length;
             values = java.util.Arrays.copyOf(values, Math.max(dollar, 2 * was));
             java.util.Arrays.fill(values, was, values.length, UNBOUND);
+        }
+        if (byName || (named != null && dollar <= named.length)) {
+            if (named == null || dollar > named.length) {
+                named = named == null ? new boolean[values.length] : java.util.Arrays.copyOf(named, values.length);
+            }
+            named[dollar - 1] = byName; // the last bind of a $n says how it is sent
         }
         if (nullType != null) {
             if (dollar > nulls.length) {
@@ -101,13 +137,35 @@ final class R2dbcBinds implements BindView {
     }
 
     boolean isEmpty() {
-        return calls.isEmpty();
+        return !bound;
     }
 
-    /** Each bind call again, in order, on the statement that is sent. */
+    /**
+     * The application's binds on the statement that is sent: each {@code $n} as it was last bound (by index or by
+     * name, a value or a NULL of its type), then the calls the arrays cannot say, so the driver gives its own error.
+     */
     void applyTo(Statement target) {
-        for (Consumer<Statement> c : calls) {
-            c.accept(target);
+        for (int i = 0; i < values.length; i++) {
+            boolean byName = named != null && i < named.length && named[i];
+            Class<?> nullType = i < nulls.length ? nulls[i] : null;
+            if (nullType != null) {
+                if (byName) {
+                    target.bindNull("$" + (i + 1), nullType);
+                } else {
+                    target.bindNull(i, nullType);
+                }
+            } else if (values[i] != UNBOUND) {
+                if (byName) {
+                    target.bind("$" + (i + 1), values[i]);
+                } else {
+                    target.bind(i, values[i]);
+                }
+            }
+        }
+        if (odd != null) {
+            for (Consumer<Statement> c : odd) {
+                c.accept(target);
+            }
         }
     }
 

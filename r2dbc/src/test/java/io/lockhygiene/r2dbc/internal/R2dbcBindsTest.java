@@ -84,21 +84,43 @@ class R2dbcBindsTest {
                 textKey.readAs(DollarText.of("select pg_try_advisory_lock($1)"))));
     }
 
+    private static List<String> sent(R2dbcBinds b) {
+        List<String> calls = new ArrayList<>();
+        Statement recorder = (Statement) Proxy.newProxyInstance(R2dbcBindsTest.class.getClassLoader(),
+                new Class<?>[] {Statement.class}, (proxy, m, args) -> {
+                    calls.add(m.getName() + java.util.Arrays.toString(args));
+                    return proxy;
+                });
+        b.applyTo(recorder);
+        return calls;
+    }
+
     @Test
-    void replayIsEveryCallInOrder() {
+    void theSentStatementGetsEachDollarAsItWasLastBound() {
         R2dbcBinds b = new R2dbcBinds();
         assertTrue(b.isEmpty());
         b.bind(0, 1L);
         b.bind("$2", "x");
         b.bindNull(2, Long.class);
         assertFalse(b.isEmpty());
-        List<String> calls = new ArrayList<>();
-        Statement recorder = (Statement) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Statement.class},
-                (proxy, m, args) -> {
-                    calls.add(m.getName() + java.util.Arrays.toString(args));
-                    return proxy;
-                });
-        b.applyTo(recorder);
-        assertEquals(List.of("bind[0, 1]", "bind[$2, x]", "bindNull[2, class java.lang.Long]"), calls);
+        assertEquals(List.of("bind[0, 1]", "bind[$2, x]", "bindNull[2, class java.lang.Long]"), sent(b));
+        R2dbcBinds again = new R2dbcBinds();
+        again.bind(1, "by index");
+        again.bind("$2", "then by name");
+        again.bind("$1", "by name");
+        again.bindNull(0, Integer.class);
+        assertEquals(List.of("bindNull[0, class java.lang.Integer]", "bind[$2, then by name]"), sent(again),
+                "the last bind of each $n, as the application made it");
+    }
+
+    @Test
+    void callsTheDriverRefusesAreSentForItsOwnError() {
+        R2dbcBinds b = new R2dbcBinds();
+        b.bind("name", 1);
+        b.bind(-1, 2);
+        b.bind(0, 3);
+        assertFalse(b.isEmpty());
+        assertEquals(List.of("bind[0, 3]", "bind[name, 1]", "bind[-1, 2]"), sent(b));
+        assertEquals("setObject", b.readAs(DollarText.of("select $1")).method(1));
     }
 }
