@@ -56,12 +56,7 @@ public class R2dbcEmulateHotPathBenchmark {
         if (!emulated.getClass().getName().contains("lockhygiene")) {
             throw new IllegalStateException("not wrapped: " + emulated);
         }
-        StringBuilder sb = new StringBuilder("SELECT o.id, o.customer_id, o.total, o.status FROM orders o WHERE o.id = $1");
-        int i = 0;
-        while (sb.length() < size) {
-            sb.append(" AND o.col").append(i++).append(" = $1");
-        }
-        sql = sb.substring(0, size);
+        sql = R2dbcHotPathBenchmark.sqlOfSize(size);
     }
 
     @TearDown(Level.Trial)

@@ -78,12 +78,17 @@ public class R2dbcHotPathBenchmark {
         // told the pooling (the stub cannot answer the pooler question)
         guarded = Mono.from(LockHygieneConnectionFactory.builder(noop).settings(Map.of("lockhygiene.poolMode", "session"))
                 .build().create()).block();
+        sql = sqlOfSize(size);
+    }
+
+    /** A statement without advisory calls of {@code size} characters, one bind. */
+    static String sqlOfSize(int size) {
         StringBuilder sb = new StringBuilder("SELECT o.id, o.customer_id, o.total, o.status FROM orders o WHERE o.id = $1");
         int i = 0;
         while (sb.length() < size) {
             sb.append(" AND o.col").append(i++).append(" = $1");
         }
-        sql = sb.substring(0, size);
+        return sb.substring(0, size);
     }
 
     @Benchmark

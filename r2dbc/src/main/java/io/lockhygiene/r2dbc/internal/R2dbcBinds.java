@@ -4,6 +4,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.Consumer;
 
@@ -36,11 +37,9 @@ final class R2dbcBinds implements BindView {
     private boolean[] named;
     /** Bind calls the arrays cannot say (a negative index, a name that is not {@code $n}), in order; null until one. */
     private List<Consumer<Statement>> odd;
-    private boolean bound;
     private DollarText text;
 
     void bind(int index, Object value) {
-        bound = true;
         if (index < 0) {
             odd(s -> s.bind(index, value)); // the driver's own error when it is sent
         } else {
@@ -49,7 +48,6 @@ final class R2dbcBinds implements BindView {
     }
 
     void bind(String name, Object value) {
-        bound = true;
         int dollar = dollar(name);
         if (dollar <= 0) {
             odd(s -> s.bind(name, value)); // a name r2dbc-postgresql does not know: its own error when it is sent
@@ -59,7 +57,6 @@ final class R2dbcBinds implements BindView {
     }
 
     void bindNull(int index, Class<?> type) {
-        bound = true;
         if (index < 0) {
             odd(s -> s.bindNull(index, type));
         } else {
@@ -68,7 +65,6 @@ final class R2dbcBinds implements BindView {
     }
 
     void bindNull(String name, Class<?> type) {
-        bound = true;
         int dollar = dollar(name);
         if (dollar <= 0) {
             odd(s -> s.bindNull(name, type));
@@ -87,18 +83,18 @@ final class R2dbcBinds implements BindView {
     private void put(int dollar, Object value, Class<?> nullType, boolean byName) {
         if (dollar > values.length) {
             int was = values.length;
-            values = java.util.Arrays.copyOf(values, Math.max(dollar, 2 * was));
-            java.util.Arrays.fill(values, was, values.length, UNBOUND);
+            values = Arrays.copyOf(values, Math.max(dollar, 2 * was));
+            Arrays.fill(values, was, values.length, UNBOUND);
         }
         if (byName || (named != null && dollar <= named.length)) {
             if (named == null || dollar > named.length) {
-                named = named == null ? new boolean[values.length] : java.util.Arrays.copyOf(named, values.length);
+                named = named == null ? new boolean[values.length] : Arrays.copyOf(named, values.length);
             }
             named[dollar - 1] = byName; // the last bind of a $n says how it is sent
         }
         if (nullType != null) {
             if (dollar > nulls.length) {
-                nulls = java.util.Arrays.copyOf(nulls, values.length);
+                nulls = Arrays.copyOf(nulls, values.length);
             }
             values[dollar - 1] = UNBOUND;
             nulls[dollar - 1] = nullType;
@@ -137,7 +133,7 @@ final class R2dbcBinds implements BindView {
     }
 
     boolean isEmpty() {
-        return !bound;
+        return values.length == 0 && odd == null; // every bind with an index or a $n makes values longer
     }
 
     /**
