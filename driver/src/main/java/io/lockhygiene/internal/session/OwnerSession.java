@@ -45,9 +45,11 @@ import io.lockhygiene.settings.Settings;
  * </ol>
  *
  * <p>It never sends a statement (no port, no completion stage): each front end carries out what it is told in
- * its own way, JDBC at once on the caller's thread, R2DBC as a chain on the event loop, so the blocking front end
- * pays nothing for the reactive one. A third front end (Vert.x's {@code SqlClient}) makes one per connection
- * and does the same; see docs/architecture.md.
+ * its own way, JDBC at once on the caller's thread, a reactive front end without blocking, so the blocking front
+ * end pays nothing for the reactive ones. A reactive front end's own statements (its transaction ends, the check at
+ * close, the pooler's detection, the SKIP LOCKED catalog) are sequenced once for all of them by
+ * {@link ReactiveSession}, over the port each implements ({@link ReactiveConnection}). A third front end
+ * (Vert.x's {@code SqlClient}) makes one of each per connection; see docs/architecture.md.
  *
  * <p>One operation at a time, as a JDBC or R2DBC connection is used.
  */

@@ -1,6 +1,7 @@
 package io.lockhygiene.r2dbc.internal;
 
 import java.util.concurrent.Callable;
+import java.util.concurrent.Executor;
 
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
@@ -15,6 +16,8 @@ import reactor.core.scheduler.Schedulers;
  */
 final class Blocking {
     private static final Scheduler SCHEDULER = Schedulers.boundedElastic();
+    /** The same scheduler as an executor, for the core's stages ({@link io.lockhygiene.internal.session.ReactiveSession}). */
+    static final Executor EXECUTOR = task -> SCHEDULER.schedule(task);
 
     private Blocking() {
     }

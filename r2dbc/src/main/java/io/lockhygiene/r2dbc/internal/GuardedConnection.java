@@ -92,7 +92,7 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
 
     @Override
     public boolean isAutoCommit() {
-        return !guard.inTransaction() || guard.transactionOfOurs; // a transaction of ours is not the application's
+        return !guard.driver.inTransaction() || guard.transactionOfOurs; // a transaction of ours is not the application's
     }
 
     @Override
@@ -115,7 +115,7 @@ final class GuardedConnection implements Connection, Wrapped<Connection> {
             if (!autoCommit) {
                 return guard.emulation != null ? guard.begin.later(null) : Mono.from(proxy.setAutoCommit(false));
             }
-            return guard.inTransaction() ? guard.ends.commit().then(Mono.from(proxy.setAutoCommit(true)))
+            return guard.driver.inTransaction() ? guard.ends.commit().then(Mono.from(proxy.setAutoCommit(true)))
                     : Mono.from(proxy.setAutoCommit(true));
         }));
     }

@@ -4,8 +4,8 @@ import java.sql.SQLException;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 
+import io.lockhygiene.internal.session.ReactiveSession;
 import io.lockhygiene.internal.session.TransactionEnd;
 import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
@@ -13,12 +13,7 @@ import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.internal.policy.TextFences;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.PgLocks;
-import io.lockhygiene.internal.policy.LockPolicy;
-import io.r2dbc.spi.ColumnMetadata;
-import io.r2dbc.spi.R2dbcRollbackException;
 import io.r2dbc.spi.Result;
-import io.r2dbc.spi.Row;
-import io.r2dbc.spi.RowMetadata;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -27,8 +22,10 @@ import reactor.core.publisher.Mono;
  * The ends of one R2DBC connection's transactions and the connection's close, as the JDBC guard's: the leak
  * check goes in the end's own round trip ({@code COMMIT; <list and release>}, one simple-query text, so a
  * transaction pooler keeps the server until all of it ran), and an owner holding emulated locks has its
- * COMMIT fenced in that round trip ({@code <fence>; COMMIT}). An autocommit statement that needs either runs
- * in a transaction of ours ({@link #wrapped}). Never ends a transaction the application opened.
+ * COMMIT fenced in that round trip ({@code <fence>; COMMIT}). The application's ends and the close are the core's,
+ * sequenced once for every reactive front end ({@link ReactiveSession}); what is R2DBC's own here streams the
+ * application's results: a text with the fence or the check inside it, and an autocommit statement that needs
+ * either in a transaction of ours ({@link #wrapped}). Never ends a transaction the application opened.
  */
 final class R2dbcEnds {
     private final R2dbcGuard guard;
@@ -37,9 +34,14 @@ final class R2dbcEnds {
         this.guard = guard;
     }
 
-    /** commitTransaction(): plain, or with the fence and the check when due. */
+    /** commitTransaction(): plain, or with the fence and the check when due (the core's {@link ReactiveSession#end}). */
     Mono<Void> commit() {
-        return end(true, null);
+        return R2dbcErrors.fromCore(() -> guard.reactive.end(true, null));
+    }
+
+    /** rollbackTransaction(): plain, or with the check when due. */
+    Mono<Void> rollback() {
+        return R2dbcErrors.fromCore(() -> guard.reactive.end(false, null));
     }
 
     /**
@@ -48,7 +50,7 @@ final class R2dbcEnds {
      */
     Mono<Void> endByText(String text) {
         String command = text.trim().replaceAll(";+\\s*$", "").trim();
-        return end(TransactionControl.commits(command), command);
+        return R2dbcErrors.fromCore(() -> guard.reactive.end(TransactionControl.commits(command), command));
     }
 
     /**
@@ -67,7 +69,7 @@ final class R2dbcEnds {
         if (guard.emulation == null || !guard.emulation.ownerHolds()) {
             return null;
         }
-        int[] points = TextFences.points(scan, inTransaction, inTransaction && guard.serverTransactionFailed());
+        int[] points = TextFences.points(scan, inTransaction, inTransaction && guard.driver.serverTransactionFailed());
         if (points.length == 0) {
             return null;
         }
@@ -106,9 +108,9 @@ final class R2dbcEnds {
         String sent = sql.substring(0, end.end()) + "\n; " + PgLocks.LIST_AND_RELEASE;
         return Flux.from(st.real(guard.proxy, sent).execute()).index()
                 .concatMap(r -> r.getT1() < listing ? Mono.just(r.getT2())
-                        : Flux.from(r.getT2().map(R2dbcEnds::heldLock)).filter(Optional::isPresent).map(Optional::get)
-                        .collectList()
-                        .flatMap(held -> onTable(() -> {
+                        : Flux.from(r.getT2().map(DriverConnection::row)).collectList()
+                        .flatMap(rows -> onTable(() -> {
+                            List<HeldLock> held = ReactiveSession.listing(rows);
                             guard.session.checkedAtTransactionEnd(held, command, why, null);
                             guard.session.transactionEnded(true);
                         }))
@@ -132,101 +134,18 @@ final class R2dbcEnds {
         return state.startsWith("00") || state.startsWith("01");
     }
 
-    /** rollbackTransaction(): plain, or with the check when due. */
-    Mono<Void> rollback() {
-        return end(false, null);
-    }
-
-    /** @param text the application's own end text, or null for the driver's commitTransaction()/rollbackTransaction() */
-    private Mono<Void> end(boolean commit, String text) {
-        return Mono.defer(() -> {
-            if (guard.begin.endUnsent()) {
-                return ended(); // emulate: the transaction never reached the server (see DeferredBegin)
-            }
-            if (!guard.serverInTransaction() && text == null) {
-                // nothing open on the server: the driver's own end (it sends nothing either)
-                return Mono.from(commit ? guard.proxy.commitTransaction() : guard.proxy.rollbackTransaction())
-                        .then(ended());
-            }
-            // the same rule as JDBC's: recorded calls, the sample of explicit ends, leakCheck=always
-            String why = guard.assumesPooling() ? guard.session.checkAtTransactionEnd(true) : null;
-            String command = text != null ? text : commit ? "COMMIT" : "ROLLBACK";
-            // a failed transaction's COMMIT is a rollback: nothing to fence (a fence would only fail with 25P02)
-            boolean commitsOpen = commit && !guard.serverTransactionFailed();
-            Callable<TransactionEnd> decide = () -> TransactionEnd.decide(guard.session, command, commitsOpen, why);
-            // an owner that holds something has its seals read under the lock table's lock: off the event loop
-            Mono<TransactionEnd> decided = guard.emulation != null && guard.emulation.ownerHolds()
-                    ? Blocking.call(decide) : Mono.fromCallable(decide);
-            return decided
-                    .onErrorResume(SQLException.class,
-                            lost -> rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost))))
-                    .flatMap(end -> send(end, commit, text == null, commit && !commitsOpen));
-        });
-    }
-
-    /**
-     * @param failedCommit a COMMIT of a transaction the server reported failed: PostgreSQL rolls it back, and
-     *                     r2dbc-postgresql's commitTransaction() says so with an error, which the API's end here says
-     *                     too when it carried the check (R2dbcDifferentialTest's seed 20261223)
-     */
-    private Mono<Void> send(TransactionEnd end, boolean commit, boolean api, boolean failedCommit) {
-        if (end.plain() && api) {
-            // a failed end (r2dbc-postgresql's "the database returned ROLLBACK" for a failed transaction's commit, a
-            // serialization failure) ended the transaction on the server too: the table lets go of it either way
-            return Mono.from(commit ? guard.proxy.commitTransaction() : guard.proxy.rollbackTransaction())
-                    .onErrorResume(e -> ended().then(Mono.error(e)))
-                    .then(ended());
-        }
-        return listing(end.text())
-                .flatMap(held -> onTable(() -> end.succeeded(held, guard.assumesPooling(), null)))
-                .onErrorResume(e -> failed(end, e))
-                .then(api && failedCommit ? Mono.error(new R2dbcRollbackException(ROLLED_BACK, "99999"))
-                        : Mono.<Void>empty());
-    }
-
-    /** r2dbc-postgresql's words (and SQLState) for the commit of a transaction that had failed. */
-    private static final String ROLLED_BACK = "The database returned ROLLBACK, so the transaction cannot be committed."
-            + " Transaction failure is not known (check server logs?)";
-
-    /**
-     * An end that carried the fence or the check failed: when the fence did (a session the owner's locks lived on is
-     * gone), the application gets 08006 naming the keys, as a dead session's client gets an error; any other failure
-     * is the end's own. Either way a transaction the failure left open is rolled back: a fence sent into a
-     * transaction that had failed meanwhile (the application stopped reading a statement whose error aborted it,
-     * before the server's status said so) fails with 25P02 and skips the end, and the connection must not stay in
-     * that failed transaction, as it does not in autocommit on PostgreSQL.
-     */
-    private Mono<Void> failed(TransactionEnd end, Throwable serverError) {
-        Callable<Optional<SQLException>> lost = () -> Optional.ofNullable(end.failed(R2dbcErrors.toSql(serverError),
-                guard.assumesPooling()));
-        // the holder looks at its sessions at once when a fence failed: off the event loop
-        return (end.fenced() ? Blocking.call(lost) : Mono.fromCallable(lost))
-                .flatMap(l -> rollbackQuietly().then(ended()).then(Mono.<Void>error(l.isPresent()
-                        ? R2dbcErrors.of(l.get()) : serverError)));
-    }
-
-    /**
-     * The transaction is over (an end of ours, or a statement of the application that ended it on the server):
-     * recorded calls cleared, its transaction-level locks in the table gone.
-     */
+    /** The transaction is over: recorded calls cleared, its transaction-level locks in the table gone ({@link ReactiveSession#ended}). */
     Mono<Void> ended() {
-        return onTable(() -> guard.session.transactionEnded(guard.assumesPooling()));
+        return R2dbcErrors.fromCore(guard.reactive::ended);
     }
 
-    /**
-     * {@code work} on the connection's transaction in the lock table: off the event loop while the table keeps the
-     * transaction (its locks are let go under the table's lock), else at once (it only forgets the venue).
-     */
     private Mono<Void> onTable(Runnable work) {
-        return Mono.defer(() -> guard.emulation != null && guard.emulation.transactionActive() ? Blocking.run(work::run)
-                : Mono.fromRunnable(work));
+        return R2dbcErrors.fromCore(() -> guard.reactive.onTable(work));
     }
 
     /** ROLLBACK when a transaction is open; errors dropped (a broken connection says so on its next use). */
     Mono<Void> rollbackQuietly() {
-        return Mono.defer(() -> guard.begin.endUnsent() || !guard.serverInTransaction() ? Mono.<Void>empty()
-                        : Mono.from(guard.proxy.rollbackTransaction()))
-                .onErrorResume(e -> Mono.empty());
+        return R2dbcErrors.fromCore(guard.reactive::rollbackQuietly);
     }
 
     /**
@@ -305,50 +224,12 @@ final class R2dbcEnds {
     }
 
     /**
-     * Close: under session pooling or direct, the session's locks still held were never unlocked (listed,
-     * released and reported); emulate lets go of the owner's locks (reported); then the driver's close.
+     * Close: the core's check and release first ({@link ReactiveSession#beforeClose}: under session pooling or
+     * direct, the session's locks still held were never unlocked; emulate lets go of the owner's locks), then the
+     * driver's close.
      */
     Mono<Void> close() {
-        return Mono.defer(() -> {
-            Mono<Void> check = Mono.empty();
-            // under transaction pooling every transaction end was checked instead; inside an open transaction
-            // session locks cannot be told from transaction-level ones
-            if (guard.session.checkDueAtReturn() && !guard.inTransaction() && !guard.assumesPooling()) {
-                check = listing(PgLocks.atReturn(true))
-                        .doOnNext(held -> guard.session.checkedAtReturn(held,
-                                "when the connection was closed (checked at the close)", null))
-                        .then()
-                        .onErrorResume(e -> {
-                            guard.session.reporter().checkFailed("at close", e instanceof Exception ? (Exception) e
-                                    : new RuntimeException(e));
-                            return Mono.empty();
-                        });
-            }
-            Mono<Void> letGo = guard.emulation == null ? Mono.empty() : Blocking.run(() -> guard.emulation.letGo(true));
-            return check.then(letGo).then(Mono.from(guard.proxy.close())).doFinally(s -> guard.closed());
-        });
-    }
-
-    /** Runs {@code text} (one simple-query text) and returns the rows of its lock listing (none when it has none). */
-    private Mono<List<HeldLock>> listing(String text) {
-        return Flux.from(guard.proxy.createStatement(text).execute())
-                .concatMap(r -> r.map(R2dbcEnds::heldLock))
-                .filter(Optional::isPresent)
-                .map(Optional::get)
-                .collectList();
-    }
-
-    /** A row of the listing ({@link PgLocks#LIST_AND_RELEASE}); any other result's rows are not ours to read. */
-    private static Optional<HeldLock> heldLock(Row row, RowMetadata meta) {
-        List<? extends ColumnMetadata> columns = meta.getColumnMetadatas();
-        if (columns.size() < 5 || !"classid".equalsIgnoreCase(columns.get(0).getName())) {
-            return Optional.empty();
-        }
-        return Optional.of(new HeldLock(number(row.get(0)), number(row.get(1)), (int) number(row.get(2)),
-                row.get(3, String.class), (int) number(row.get(4))));
-    }
-
-    private static long number(Object v) {
-        return v == null ? 0 : ((Number) v).longValue();
+        return R2dbcErrors.fromCore(guard.reactive::beforeClose).then(Mono.defer(() -> Mono.from(guard.proxy.close())))
+                .doFinally(s -> guard.closed());
     }
 }

@@ -1,6 +1,10 @@
 package io.lockhygiene.r2dbc.internal;
 
 import java.sql.SQLException;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+
+import io.lockhygiene.internal.session.ReactiveSession;
 
 import io.r2dbc.spi.R2dbcBadGrammarException;
 import io.r2dbc.spi.R2dbcDataIntegrityViolationException;
@@ -9,6 +13,7 @@ import io.r2dbc.spi.R2dbcNonTransientResourceException;
 import io.r2dbc.spi.R2dbcPermissionDeniedException;
 import io.r2dbc.spi.R2dbcRollbackException;
 import io.r2dbc.spi.R2dbcTransientResourceException;
+import reactor.core.publisher.Mono;
 
 /**
  * What the core says as a {@link SQLException} (its SQLState, PostgreSQL's words first), as the R2DBC exception
@@ -62,5 +67,16 @@ final class R2dbcErrors {
             return (SQLException) t;
         }
         return new SQLException(t.getMessage(), state(t), t);
+    }
+
+    /**
+     * A stage of the core's ({@link ReactiveSession}), asked for at subscription, as a Mono: the core's own failure
+     * (a {@link SQLException}: the loss, a refusal) in R2DBC's words, the driver's error unchanged.
+     */
+    static <T> Mono<T> fromCore(Supplier<? extends CompletionStage<? extends T>> stage) {
+        return Mono.<T>fromCompletionStage(stage).onErrorMap(e -> {
+            Throwable cause = ReactiveSession.unwrapped(e);
+            return cause instanceof SQLException ? of((SQLException) cause) : cause;
+        });
     }
 }

@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.leak.UnlockWatch;
 import io.lockhygiene.internal.session.OwnerSession;
+import io.lockhygiene.internal.session.ReactiveSession;
 import io.lockhygiene.internal.session.SkipLockedCheck;
 import io.lockhygiene.internal.session.StatementStep;
 import io.lockhygiene.internal.session.TextAnalysis;
@@ -55,16 +56,18 @@ final class R2dbcGuard {
     /** The session's emulation: emulate with a holder, else null. */
     final Emulation emulation;
     final R2dbcEnds ends;
+    /** The core's statements of its own for this connection (its ends, close, pooler detection, catalog). */
+    final ReactiveSession reactive;
     /** leakCheck=always: under transaction pooling every transaction end is checked, an autocommit statement's too. */
     final boolean checksEveryEnd;
     /** The core's answer: the holder's locks are the owner's wherever it connects, so emulate is pooled everywhere. */
     private final TransactionPooling transactionPooling;
     /** Ends of ours still on their way: later operations wait for them. */
     final PendingEnd gate = new PendingEnd();
-    /** emulate: the application's BEGIN, sent with its first statement that needs the server. */
+    /** The connection as the core's port: its transaction status as the server reported it; how ours is sent. */
+    final DriverConnection driver;
+    /** emulate: the application's BEGIN, sent with its first statement that needs the server (the driver's). */
     final DeferredBegin begin;
-    /** r2dbc-postgresql's client under {@link #raw}: the transaction status the server reported. */
-    private PostgresClient client;
     /**
      * The server's open transaction is one of ours around an autocommit statement (until its end, which may still be
      * on its way after the application saw the statement's error): the application is in autocommit all along.
@@ -81,8 +84,10 @@ final class R2dbcGuard {
         this.emulation = session.emulation();
         this.checksEveryEnd = LockPolicy.checksEveryTransaction(settings);
         this.transactionPooling = new TransactionPooling(settings, session.id(), emulation != null);
+        this.driver = new DriverConnection(raw, proxy);
+        this.begin = driver.begin;
+        this.reactive = new ReactiveSession(session, driver, transactionPooling);
         this.ends = new R2dbcEnds(this);
-        this.begin = new DeferredBegin(proxy, this::serverInTransaction);
     }
 
     /**
@@ -111,28 +116,7 @@ final class R2dbcGuard {
     /** At execution, an unflagged statement needs nothing of ours (the core's rule: {@link StatementStep#looksAtUnflagged}). */
     private boolean passes(GuardedStatement st) {
         return !st.flagged && !st.sampled && !gate.pending() && !begin.pending()
-                && !StatementStep.looksAtUnflagged(session, st.sql, inTransaction(), assumesPooling());
-    }
-
-    /**
-     * True when the application's transaction is open: on the server (r2dbc-postgresql: autocommit is "the server
-     * is idle"), or begun here and not sent yet.
-     */
-    boolean inTransaction() {
-        return begin.pending() || !raw.isAutoCommit();
-    }
-
-    /** True when the server has a transaction open. */
-    boolean serverInTransaction() {
-        return !raw.isAutoCommit();
-    }
-
-    /** True when the server reported the open transaction failed (every statement until its end gets 25P02). */
-    boolean serverTransactionFailed() {
-        if (raw.isAutoCommit()) {
-            return false;
-        }
-        return client().transactionFailed();
+                && !StatementStep.looksAtUnflagged(session, st.sql, driver.inTransaction(), assumesPooling());
     }
 
     /**
@@ -142,47 +126,24 @@ final class R2dbcGuard {
      * the application: R2DBC delivers it inside a Result).
      */
     Mono<Void> followFailure() {
-        return emulation == null || !emulation.failureToFollow(serverTransactionFailed(), false) ? NOTHING
+        return emulation == null || !emulation.failureToFollow(driver.serverTransactionFailed(), false) ? NOTHING
                 : Blocking.run(emulation::innermostFailed);
-    }
-
-    /** r2dbc-postgresql's client under {@link #raw}, read once. */
-    private PostgresClient client() {
-        if (client == null) {
-            client = PostgresClient.of(raw);
-        }
-        return client;
     }
 
     /** Where the connection stands now; the pooling is detected once (one round trip) when asked first. */
     Mono<Situation> situation() {
         return pooling().map(pooled -> {
-            Situation.TransactionStatus status = !inTransaction() ? Situation.TransactionStatus.IDLE
-                    : !begin.pending() && serverTransactionFailed() ? Situation.TransactionStatus.FAILED
+            Situation.TransactionStatus status = !driver.inTransaction() ? Situation.TransactionStatus.IDLE
+                    : !begin.pending() && driver.serverTransactionFailed() ? Situation.TransactionStatus.FAILED
                     : Situation.TransactionStatus.OPEN;
-            return session.situation(status, !inTransaction(), pooled);
+            return session.situation(status, !driver.inTransaction(), pooled);
         });
     }
 
-    /**
-     * Transaction pooling, the core's answer ({@link TransactionPooling}); asked of the server once when not known:
-     * r2dbc-postgresql's announced pid (read by {@link PostgresClient}) against {@code pg_backend_pid()}.
-     */
+    /** Transaction pooling, the core's answer ({@link TransactionPooling}); asked of the server once when not known. */
     Mono<Boolean> pooling() {
         Boolean known = transactionPooling.known();
-        if (known != null) {
-            return Mono.just(known);
-        }
-        Integer announced = client().processId();
-        if (announced == null) {
-            return Mono.just(transactionPooling.detected(null, 0));
-        }
-        return Flux.from(raw.createStatement(TransactionPooling.BACKEND_PID_QUERY).execute())
-                .concatMap(r -> r.map((row, meta) -> row.get(0, Integer.class)))
-                .next()
-                .map(pid -> transactionPooling.detected(announced, pid))
-                .switchIfEmpty(Mono.fromSupplier(() -> transactionPooling.undetected("no answer")))
-                .onErrorResume(e -> Mono.just(transactionPooling.undetected(e)));
+        return known != null ? Mono.just(known) : R2dbcErrors.fromCore(reactive::detectPooling);
     }
 
     /** What {@link #pooling()} answers without asking: a pooler unless known otherwise. */
@@ -215,7 +176,7 @@ final class R2dbcGuard {
         ScanResult scan = analysis == null ? ScanResult.NOTHING : analysis.scan();
         SkipLockedCheck skipLocked = session.skipLockedCheck(scan);
         if (skipLocked != null) {
-            return SkipLockedCatalog.checked(raw, skipLocked, st.sql, st.callSite)
+            return R2dbcErrors.fromCore(() -> reactive.skipLockedChecked(skipLocked, st.sql, st.callSite))
                     .thenMany(Flux.defer(() -> situation().flatMapMany(where -> run(st, scan, where))));
         }
         return situation().flatMapMany(where -> run(st, scan, where));
@@ -327,7 +288,7 @@ final class R2dbcGuard {
             case ENDS_UNCHECKED:
                 // said when it ended the transaction (its server is no longer the connection's), as JDBC says it
                 return plain(st, sql, where).concatWith(Mono.fromRunnable(() -> {
-                    if (!serverInTransaction()) {
+                    if (!driver.serverInTransaction()) {
                         session.transactionEndedUnchecked();
                     }
                 }).then(Mono.empty()));
@@ -345,15 +306,15 @@ final class R2dbcGuard {
             // followed only when it took effect: R2DBC delivers a failed SAVEPOINT, RELEASE or ROLLBACK TO inside a
             // Result, so the execution completes either way; the server's status says (a failed one leaves the
             // transaction failed, a ROLLBACK TO that worked leaves it open)
-            run = run.concatWith(Mono.defer(() -> serverTransactionFailed() || !emulation.transactionActive()
+            run = run.concatWith(Mono.defer(() -> driver.serverTransactionFailed() || !emulation.transactionActive()
                     ? Mono.<Void>empty() : Blocking.run(() -> emulation.followSavepoints(scan, sql))).then(Mono.empty()));
         }
         if (emulation != null && inTransaction) {
             // decided from what the server reports: a text that ended the transaction some other way (COMMIT
             // AND CHAIN aside, a text of several statements) leaves nothing of it in the lock table
             // AND CHAIN ended it too, though the next one is open on the server
-            run = run.concatWith(Mono.defer(() -> (!serverInTransaction()
-                    || (scan.chainsTransaction() && !serverTransactionFailed())) && emulation.transactionPending()
+            run = run.concatWith(Mono.defer(() -> (!driver.serverInTransaction()
+                    || (scan.chainsTransaction() && !driver.serverTransactionFailed())) && emulation.transactionPending()
                     ? ends.ended() : Mono.<Void>empty()).then(Mono.empty()));
         }
         return run;
