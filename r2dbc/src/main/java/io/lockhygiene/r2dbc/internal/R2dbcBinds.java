@@ -10,6 +10,7 @@ import java.util.function.Consumer;
 
 import io.r2dbc.spi.Statement;
 import io.lockhygiene.internal.shape.BindView;
+import io.lockhygiene.internal.sql.NumberedParameters;
 
 /**
  * One binding of an R2DBC statement, kept by LockHygiene: the values by their {@code $n} (bound again on the
@@ -37,7 +38,7 @@ final class R2dbcBinds implements BindView {
     private boolean[] named;
     /** Bind calls the arrays cannot say (a negative index, a name that is not {@code $n}), in order; null until one. */
     private List<Consumer<Statement>> odd;
-    private DollarText text;
+    private NumberedParameters text;
 
     void bind(int index, Object value) {
         if (index < 0) {
@@ -182,7 +183,7 @@ final class R2dbcBinds implements BindView {
     }
 
     /** Read as the parameters of {@code jdbcText} (its {@code ?} in order). */
-    R2dbcBinds readAs(DollarText jdbcText) {
+    R2dbcBinds readAs(NumberedParameters jdbcText) {
         this.text = jdbcText;
         return this;
     }

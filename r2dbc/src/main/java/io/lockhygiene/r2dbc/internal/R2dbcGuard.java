@@ -18,6 +18,7 @@ import io.lockhygiene.internal.policy.LockPolicy.Situation;
 import io.lockhygiene.internal.policy.LockPolicy;
 import io.lockhygiene.internal.policy.Plan;
 import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.sql.NumberedParameters;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.AdvisoryCall;
 import io.lockhygiene.internal.sql.SqlScanner;
@@ -199,9 +200,9 @@ final class R2dbcGuard {
             return withoutCalls(st, scan, where);
         }
         LockShape shape = null;
-        DollarText dollars = null;
+        NumberedParameters dollars = null;
         if (emulation != null) {
-            dollars = DollarText.of(sql);
+            dollars = NumberedParameters.of(sql);
             shape = OwnerSession.withoutConnection(TextAnalysis.of(dollars.jdbcText).shape());
         }
         LockPolicy.Form form = st.hasBindings() || (shape != null && shape.parameterCount() > 0)
@@ -355,7 +356,7 @@ final class R2dbcGuard {
     }
 
     /** emulate: every call decided in the lock table, the answer made here, one per binding. */
-    private Flux<Result> emulated(GuardedStatement st, LockShape shape, DollarText dollars, Situation where) {
+    private Flux<Result> emulated(GuardedStatement st, LockShape shape, NumberedParameters dollars, Situation where) {
         boolean inTransaction = where.statementRunsInTransaction();
         List<R2dbcBinds> bindings = st.bindings();
         return Flux.fromIterable(bindings)

@@ -7,6 +7,7 @@ import java.util.Optional;
 import io.lockhygiene.internal.emulate.Emulation;
 import io.lockhygiene.internal.emulate.ServerKeys;
 import io.lockhygiene.internal.shape.LockShape;
+import io.lockhygiene.internal.sql.NumberedParameters;
 import io.r2dbc.spi.R2dbcException;
 import io.r2dbc.spi.Row;
 import io.r2dbc.spi.RowMetadata;
@@ -42,7 +43,7 @@ final class ServerKeyQuery {
     private static Mono<ServerKeys> computed(R2dbcGuard guard, ServerKeys keys, R2dbcBinds binds) {
         Mono<Void> first = keys.immutable() ? Mono.empty() : guard.begin.now();
         return first.then(Mono.defer(() -> {
-            Statement s = guard.raw.createStatement(DollarText.numbered(keys.sql()));
+            Statement s = guard.raw.createStatement(NumberedParameters.numbered(keys.sql()));
             binds.applyTo(s, keys.parameters());
             Flux<List<byte[]>> rows = Flux.from(s.execute()).concatMap(r -> r.map(ServerKeyQuery::columns));
             if (keys.readsRows()) {

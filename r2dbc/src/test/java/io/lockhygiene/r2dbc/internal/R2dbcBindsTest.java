@@ -13,6 +13,7 @@ import java.util.List;
 import io.lockhygiene.internal.emulate.KeyValues;
 import io.lockhygiene.internal.shape.LockShape;
 import io.lockhygiene.internal.shape.ShapeParser;
+import io.lockhygiene.internal.sql.NumberedParameters;
 import io.r2dbc.spi.Statement;
 import org.junit.jupiter.api.Test;
 
@@ -23,7 +24,7 @@ class R2dbcBindsTest {
         R2dbcBinds b = new R2dbcBinds();
         b.bind(0, 7L);
         b.bind("$2", 9);
-        b.readAs(DollarText.of("select pg_try_advisory_lock($2, $1)"));
+        b.readAs(NumberedParameters.of("select pg_try_advisory_lock($2, $1)"));
         assertEquals("setObject", b.method(1));
         assertEquals(9, b.arg(1, 0), "the first ? is $2");
         assertEquals(7L, b.arg(2, 0));
@@ -37,7 +38,7 @@ class R2dbcBindsTest {
         b.bindNull(0, Long.class);
         b.bindNull("$2", Integer.class);
         b.bindNull(2, String.class);
-        b.readAs(DollarText.of("select $1, $2, $3"));
+        b.readAs(NumberedParameters.of("select $1, $2, $3"));
         assertEquals("setNull", b.method(1));
         assertEquals(Types.BIGINT, b.arg(1, 0));
         assertEquals(Types.INTEGER, b.arg(2, 0));
@@ -49,7 +50,7 @@ class R2dbcBindsTest {
         R2dbcBinds b = new R2dbcBinds();
         b.bindNull(0, Long.class);
         b.bind(0, 5L);
-        b.readAs(DollarText.of("select $1"));
+        b.readAs(NumberedParameters.of("select $1"));
         assertEquals("setObject", b.method(1));
         assertEquals(5L, b.arg(1, 0));
     }
@@ -61,7 +62,7 @@ class R2dbcBindsTest {
         b.bindNull(0, Integer.class);
         b.bind("$7", "seven");
         b.bind(2, 3);
-        b.readAs(DollarText.of("select $1, $2, $3, $7"));
+        b.readAs(NumberedParameters.of("select $1, $2, $3, $7"));
         assertEquals("setNull", b.method(1), "a NULL after a value replaces it");
         assertEquals(Types.INTEGER, b.arg(1, 0));
         assertNull(b.method(2), "never bound");
@@ -73,15 +74,15 @@ class R2dbcBindsTest {
 
     @Test
     void theLockTableReadsIntegerKeysAndLeavesTextToTheServer() {
-        LockShape shape = ShapeParser.parse(DollarText.of("select pg_try_advisory_lock($1)").jdbcText);
+        LockShape shape = ShapeParser.parse(NumberedParameters.of("select pg_try_advisory_lock($1)").jdbcText);
         R2dbcBinds longKey = new R2dbcBinds();
         longKey.bind(0, 42L);
         assertEquals(42L, KeyValues.resolve(shape.calls().get(0).args().get(0), false,
-                longKey.readAs(DollarText.of("select pg_try_advisory_lock($1)"))).value());
+                longKey.readAs(NumberedParameters.of("select pg_try_advisory_lock($1)"))).value());
         R2dbcBinds textKey = new R2dbcBinds();
         textKey.bind(0, "42");
         assertNull(KeyValues.resolve(shape.calls().get(0).args().get(0), false,
-                textKey.readAs(DollarText.of("select pg_try_advisory_lock($1)"))));
+                textKey.readAs(NumberedParameters.of("select pg_try_advisory_lock($1)"))));
     }
 
     private static List<String> sent(R2dbcBinds b) {
@@ -121,6 +122,6 @@ class R2dbcBindsTest {
         b.bind(0, 3);
         assertFalse(b.isEmpty());
         assertEquals(List.of("bind[0, 3]", "bind[name, 1]", "bind[-1, 2]"), sent(b));
-        assertEquals("setObject", b.readAs(DollarText.of("select $1")).method(1));
+        assertEquals("setObject", b.readAs(NumberedParameters.of("select $1")).method(1));
     }
 }

@@ -1,26 +1,25 @@
-package io.lockhygiene.r2dbc.internal;
+package io.lockhygiene.internal.sql;
 
 import java.util.Arrays;
 
-import io.lockhygiene.internal.sql.SqlLexer;
-
 /**
- * An R2DBC statement's text as the core's shape reader reads it: PostgreSQL's {@code $n} parameters written
- * as JDBC's {@code ?}, in order, with which {@code $n} each {@code ?} stands for. Strings, quoted names and
- * comments are skipped by the core's one lexer, so a {@code $1} inside them stays text.
+ * A statement's text in PostgreSQL's own form, as a driver that sends it so (R2DBC's, Vert.x's) is given it, read
+ * by the core's shape reader: PostgreSQL's numbered parameters ({@code $n}) written as JDBC's {@code ?}, in order,
+ * with which {@code $n} each {@code ?} stands for. Strings, quoted names and comments are skipped by the one lexer,
+ * so a {@code $1} inside them stays text.
  */
-final class DollarText {
+public final class NumberedParameters {
     /** The text with {@code ?} for each {@code $n}. */
-    final String jdbcText;
+    public final String jdbcText;
     /** For the {@code i}-th {@code ?} (0-based), its {@code n}. */
     private final int[] dollars;
 
-    private DollarText(String jdbcText, int[] dollars) {
+    private NumberedParameters(String jdbcText, int[] dollars) {
         this.jdbcText = jdbcText;
         this.dollars = dollars;
     }
 
-    static DollarText of(String sql) {
+    public static NumberedParameters of(String sql) {
         StringBuilder out = null;
         int[] dollars = new int[4];
         int count = 0;
@@ -41,14 +40,14 @@ final class DollarText {
             dollars[count++] = Integer.parseInt(sql.substring(lexer.start() + 1, lexer.end()));
         }
         if (out == null) {
-            return new DollarText(sql, new int[0]);
+            return new NumberedParameters(sql, new int[0]);
         }
         out.append(sql, copied, sql.length());
-        return new DollarText(out.toString(), Arrays.copyOf(dollars, count));
+        return new NumberedParameters(out.toString(), Arrays.copyOf(dollars, count));
     }
 
     /** A text of the core's with JDBC's {@code ?} parameters as PostgreSQL's {@code $1}, {@code $2}, ... in order. */
-    static String numbered(String jdbcText) {
+    public static String numbered(String jdbcText) {
         StringBuilder out = new StringBuilder(jdbcText.length() + 8);
         int copied = 0;
         int n = 0;
@@ -63,7 +62,7 @@ final class DollarText {
     }
 
     /** The {@code n} of {@code $n} the JDBC parameter {@code index} (from 1) stands for, or 0. */
-    int dollarOf(int index) {
+    public int dollarOf(int index) {
         return index >= 1 && index <= dollars.length ? dollars[index - 1] : 0;
     }
 }

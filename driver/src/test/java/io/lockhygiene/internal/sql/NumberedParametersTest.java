@@ -1,14 +1,14 @@
-package io.lockhygiene.r2dbc.internal;
+package io.lockhygiene.internal.sql;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 import org.junit.jupiter.api.Test;
 
-class DollarTextTest {
+class NumberedParametersTest {
     @Test
     void eachDollarParameterBecomesAQuestionMarkInOrder() {
-        DollarText t = DollarText.of("select pg_try_advisory_lock($2, $1) as got, $2");
+        NumberedParameters t = NumberedParameters.of("select pg_try_advisory_lock($2, $1) as got, $2");
         assertEquals("select pg_try_advisory_lock(?, ?) as got, ?", t.jdbcText);
         assertEquals(2, t.dollarOf(1));
         assertEquals(1, t.dollarOf(2));
@@ -20,7 +20,7 @@ class DollarTextTest {
     @Test
     void dollarsInStringsCommentsAndDollarQuotesStayText() {
         String sql = "select '$1', \"$2\", $$ $3 $$, $tag$ $4 $tag$ /* $5 */ -- $6\n, $7";
-        DollarText t = DollarText.of(sql);
+        NumberedParameters t = NumberedParameters.of(sql);
         assertEquals("select '$1', \"$2\", $$ $3 $$, $tag$ $4 $tag$ /* $5 */ -- $6\n, ?", t.jdbcText);
         assertEquals(7, t.dollarOf(1));
     }
@@ -28,7 +28,7 @@ class DollarTextTest {
     @Test
     void aTextWithoutParametersIsTheSameString() {
         String sql = "select pg_advisory_lock(42)";
-        assertSame(sql, DollarText.of(sql).jdbcText);
+        assertSame(sql, NumberedParameters.of(sql).jdbcText);
     }
 
     @Test
@@ -37,7 +37,7 @@ class DollarTextTest {
         for (int i = 1; i <= 20; i++) {
             sql.append(", $").append(i);
         }
-        DollarText t = DollarText.of(sql.toString());
+        NumberedParameters t = NumberedParameters.of(sql.toString());
         assertEquals(20, t.dollarOf(20));
         assertEquals(11, t.dollarOf(11));
     }
