@@ -7,9 +7,13 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
 import io.lockhygiene.internal.emulate.Emulation;
+import io.lockhygiene.internal.holder.SessionBounds;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.PgLocks;
 
@@ -21,8 +25,9 @@ import io.lockhygiene.internal.leak.PgLocks;
  *       leak check in the end's own round trip, what a failure of it means, the rollback of what a failure left
  *       open, and the lock table told the transaction is over;</li>
  *   <li>the leak check and the release of emulated locks before a close ({@link #beforeClose});</li>
- *   <li>the pooler's detection ({@link #detectPooling}) and the SKIP LOCKED catalog ({@link #skipLockedChecked}),
- *       the queries the core asks for and reads the answers of.</li>
+ *   <li>the pooler's detection ({@link #detectPooling}), the SKIP LOCKED catalog ({@link #skipLockedChecked}) and
+ *       the session's bounds on a wait ({@link #sessionBounds}), the queries the core asks for and reads the answers
+ *       of.</li>
  * </ul>
  * What stays with a front end is what streams the application's own results (a text with a fence or the check
  * inside it, a statement in a transaction of ours) and its driver's API.
@@ -224,6 +229,37 @@ public final class ReactiveSession {
             return null;
         }));
     }
+
+    /**
+     * The connection's own {@code lock_timeout} and {@code statement_timeout} as its server shows them now (two SHOWs
+     * in one simple query, {@link SessionBounds#QUERY}), read by an emulated wait when it begins: the
+     * {@link SessionBounds.Source} of a reactive front end's {@link OwnerSession}. It blocks, for at most
+     * {@code SESSION_BOUNDS_TIMEOUT}: the emulation runs it on the worker, never on an event loop. A transaction whose
+     * BEGIN is still deferred has no SET LOCAL yet, so the session's values are the ones that apply.
+     */
+    public static SessionBounds sessionBounds(ReactiveConnection connection) throws SQLException {
+        List<ReactiveConnection.Row> shown;
+        try {
+            shown = connection.query(SessionBounds.QUERY).toCompletableFuture()
+                    .get(SESSION_BOUNDS_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw connection.toSql(unwrapped(e.getCause()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SQLException("LockHygiene: interrupted while reading the session's lock_timeout", "57014", e);
+        } catch (TimeoutException e) {
+            throw new SQLException("LockHygiene: the session's lock_timeout and statement_timeout were not shown within "
+                    + SESSION_BOUNDS_TIMEOUT_SECONDS + " s", "57014", e);
+        }
+        if (shown.size() != 2) {
+            throw new SQLException("LockHygiene: SHOW gave " + shown.size() + " rows for the session's lock_timeout and"
+                    + " statement_timeout", "XX000");
+        }
+        return SessionBounds.of((String) shown.get(0).value(0), (String) shown.get(1).value(0));
+    }
+
+    /** How long reading the session's bounds may take (one round trip on an idle connection). */
+    private static final long SESSION_BOUNDS_TIMEOUT_SECONDS = 30;
 
     /** The rows of a lock listing ({@link PgLocks#LIST_AND_RELEASE}) in a text's results; any other result's rows are not ours to read. */
     public static List<HeldLock> listing(List<ReactiveConnection.Row> rows) {

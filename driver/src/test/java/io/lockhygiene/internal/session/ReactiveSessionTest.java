@@ -3,6 +3,7 @@ package io.lockhygiene.internal.session;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.sql.SQLException;
@@ -18,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
+import io.lockhygiene.internal.holder.SessionBounds;
 import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.PgLocks;
 import io.lockhygiene.internal.policy.LockPolicy;
@@ -232,5 +234,19 @@ class ReactiveSessionTest {
         port.sendFails = new DriverError("connection reset", "08006");
         reactive(session, port).beforeClose().toCompletableFuture().get(10, TimeUnit.SECONDS);
         assertEquals(List.of(PgLocks.atReturn(true)), port.sent);
+    }
+
+    @Test
+    void theSessionsBoundsAreReadFromItsTwoShows() throws Exception {
+        Port port = new Port();
+        port.rows = List.of(new ReactiveConnection.Row(List.of("lock_timeout"), new Object[] {"1500ms"}),
+                new ReactiveConnection.Row(List.of("statement_timeout"), new Object[] {"0"}));
+        SessionBounds bounds = ReactiveSession.sessionBounds(port);
+        assertEquals(1500, bounds.lockTimeoutMillis());
+        assertEquals(0, bounds.statementTimeoutMillis());
+        assertEquals(List.of(SessionBounds.QUERY), port.sent);
+        port.queryFails = new DriverError("current transaction is aborted", "25P02");
+        SQLException e = assertThrows(SQLException.class, () -> ReactiveSession.sessionBounds(port));
+        assertEquals("25P02", e.getSQLState(), "the driver's error as the core reads it");
     }
 }

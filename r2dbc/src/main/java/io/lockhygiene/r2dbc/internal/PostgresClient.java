@@ -2,21 +2,16 @@ package io.lockhygiene.r2dbc.internal;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
-import java.sql.SQLException;
-import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 
-import io.lockhygiene.internal.holder.SessionBounds;
 import io.r2dbc.spi.Connection;
 import io.r2dbc.spi.Wrapped;
-import reactor.core.publisher.Flux;
 
 /**
  * r2dbc-postgresql's own client under a connection (its field {@code client}), read by reflection, as pgjdbc's
  * classes are read by the driver: the backend pid the server announced, and the transaction status of the last
  * ReadyForQuery, which is what the server reports (r2dbc-postgresql shows only "in a transaction or not" through
- * the SPI); and, asked of the server, the session's own bounds on a wait ({@link #sessionBounds}). Inert where the connection is not r2dbc-postgresql's or the client cannot be read: no pid, and a
+ * the SPI). Inert where the connection is not r2dbc-postgresql's or the client cannot be read: no pid, and a
  * transaction never known to have failed.
  */
 final class PostgresClient {
@@ -83,31 +78,4 @@ final class PostgresClient {
             return false;
         }
     }
-
-    /**
-     * The connection's own lock_timeout and statement_timeout as its server shows them now (two SHOWs in one simple
-     * query, on the driver's own connection {@code raw}), read by an emulated wait when it begins. It blocks: the
-     * emulation runs it on the bounded elastic scheduler, never on an event loop. A transaction whose BEGIN is still
-     * deferred has no SET LOCAL yet, so the session's values are the ones that apply.
-     */
-    static SessionBounds sessionBounds(Connection raw) throws SQLException {
-        Blocking.assertMayBlock();
-        List<String> shown;
-        try {
-            shown = Flux.from(raw.createStatement(SessionBounds.QUERY).execute())
-                    .concatMap(r -> r.map((row, meta) -> row.get(0, String.class)))
-                    .collectList()
-                    .block(SESSION_BOUNDS_TIMEOUT);
-        } catch (RuntimeException e) {
-            throw R2dbcErrors.toSql(e);
-        }
-        if (shown == null || shown.size() != 2) {
-            throw new SQLException("LockHygiene: SHOW gave " + shown + " for the session's lock_timeout and"
-                    + " statement_timeout", "XX000");
-        }
-        return SessionBounds.of(shown.get(0), shown.get(1));
-    }
-
-    /** How long reading the session's bounds may take (one round trip on an idle connection). */
-    private static final Duration SESSION_BOUNDS_TIMEOUT = Duration.ofSeconds(30);
 }

@@ -80,12 +80,14 @@ final class R2dbcGuard {
         this.raw = raw;
         this.proxy = proxy;
         this.settings = settings;
-        this.session = new OwnerSession(settings, "lh-r2dbc-" + IDS.incrementAndGet(), holder,
-                () -> PostgresClient.sessionBounds(raw));
+        this.driver = new DriverConnection(raw, proxy);
+        this.session = new OwnerSession(settings, "lh-r2dbc-" + IDS.incrementAndGet(), holder, () -> {
+            Blocking.assertMayBlock(); // it waits for the server's answer: never on an event loop
+            return ReactiveSession.sessionBounds(driver);
+        });
         this.emulation = session.emulation();
         this.checksEveryEnd = LockPolicy.checksEveryTransaction(settings);
         this.transactionPooling = new TransactionPooling(settings, session.id(), emulation != null);
-        this.driver = new DriverConnection(raw, proxy);
         this.begin = driver.begin;
         this.reactive = new ReactiveSession(session, driver, transactionPooling);
         this.ends = new R2dbcEnds(this);
