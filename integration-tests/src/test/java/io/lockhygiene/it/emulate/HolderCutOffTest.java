@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -16,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.it.EventRecorder;
 import io.lockhygiene.it.bed.Blackhole;
+import io.lockhygiene.it.bed.Eventually;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
@@ -154,12 +156,10 @@ class HolderCutOffTest {
     }
 
     private List<Integer> awaitWaiters(long key, int n) throws Exception {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        List<Integer> w = bed.admin().waitersFor(key);
-        while (w.size() < n && System.nanoTime() < until) {
-            Thread.sleep(50);
-            w = bed.admin().waitersFor(key);
-        }
+        List<Integer> w = Eventually.await(n + " waiting in PostgreSQL's queue", Duration.ofSeconds(30), () -> {
+            List<Integer> waiting = bed.admin().waitersFor(key);
+            return waiting.size() >= n ? waiting : null;
+        });
         assertEquals(n, w.size(), "both wait in PostgreSQL's queue: " + w);
         return w;
     }

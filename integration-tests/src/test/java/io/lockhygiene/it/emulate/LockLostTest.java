@@ -10,9 +10,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.it.EventRecorder;
+import io.lockhygiene.it.bed.Eventually;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
@@ -64,10 +66,8 @@ class LockLostTest {
              Statement s = c.createStatement()) {
             assertTrue(bool(s, "SELECT pg_try_advisory_lock(" + KEY + ")"));
             assertEquals(1, bed.admin().terminateHoldersOf(KEY), "the holder's backend goes");
-            long deadline = System.nanoTime() + 10_000_000_000L; // the watchdog looks once a second
-            while (events.of(EventType.LOCK_LOST).isEmpty() && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
+            // the watchdog looks once a second
+            Eventually.until("the loss said", Duration.ofSeconds(10), () -> !events.of(EventType.LOCK_LOST).isEmpty());
             assertEquals(1, events.of(EventType.LOCK_LOST).size(), events.types().toString());
             assertTrue(anotherClientGetsTheKey(), "the lock is really gone");
             SQLException e = assertThrows(SQLException.class, () -> s.execute("SELECT 1"));
@@ -96,10 +96,8 @@ class LockLostTest {
             Statement s = c.createStatement();
             assertTrue(bool(s, "SELECT pg_try_advisory_lock(" + (KEY + 1) + ")"));
             proxy.blackhole(true);
-            long deadline = System.nanoTime() + 20_000_000_000L; // 1 s interval + 5 s bound, with room
-            while (events.of(EventType.LOCK_LOST).isEmpty() && System.nanoTime() < deadline) {
-                Thread.sleep(100);
-            }
+            // 1 s interval + 5 s bound, with room
+            Eventually.until("the loss said", Duration.ofSeconds(20), () -> !events.of(EventType.LOCK_LOST).isEmpty());
             assertEquals(1, events.of(EventType.LOCK_LOST).size(), events.types().toString());
             proxy.blackhole(false);
             c.abort(Runnable::run);

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -23,6 +24,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.lockhygiene.LockHygieneDataSource;
 import io.lockhygiene.it.EventRecorder;
 import io.lockhygiene.it.demo.BorrowsScenario;
+import io.lockhygiene.it.bed.Eventually;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
@@ -213,10 +215,8 @@ class SharedHolderTest {
             t.join();
             assertEquals(1, bed.admin().holdersOf(key).size(), "the thread's lock outlives its borrow");
             assertEquals(List.of(), bed.admin().awaitReleased(key, 5_000), "released once the thread is gone");
-            long until = System.currentTimeMillis() + 2_000;
-            while (events.of(EventType.LEAK_RELEASED).isEmpty() && System.currentTimeMillis() < until) {
-                Thread.sleep(50);
-            }
+            Eventually.until("the release reported", Duration.ofSeconds(2),
+                    () -> !events.of(EventType.LEAK_RELEASED).isEmpty());
             assertEquals(1, events.of(EventType.LEAK_RELEASED).size(), "and reported: " + events.types());
         }
     }

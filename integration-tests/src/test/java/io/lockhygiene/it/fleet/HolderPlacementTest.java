@@ -11,12 +11,14 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
 import io.lockhygiene.events.EventType;
 import io.lockhygiene.it.EventRecorder;
+import io.lockhygiene.it.bed.Eventually;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.bed.TestBedExtension;
@@ -86,10 +88,8 @@ class HolderPlacementTest {
             } finally {
                 bed.startPgBouncer(Route.TRANSACTION_POOL);
             }
-            long deadline = System.nanoTime() + 10_000_000_000L; // the watchdog looks once a second
-            while (events.of(EventType.LOCK_LOST).isEmpty() && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
+            // the watchdog looks once a second
+            Eventually.until("the loss said", Duration.ofSeconds(10), () -> !events.of(EventType.LOCK_LOST).isEmpty());
             assertEquals(1, events.of(EventType.LOCK_LOST).size(), "and the loss is said");
         }
     }

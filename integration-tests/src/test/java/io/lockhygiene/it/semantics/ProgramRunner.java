@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 
+import io.lockhygiene.it.bed.Eventually;
 import io.lockhygiene.it.bed.Route;
 import io.lockhygiene.it.bed.TestBed;
 import io.lockhygiene.it.semantics.ProgramGrammar.Key;
@@ -179,10 +180,8 @@ final class ProgramRunner {
             observer.execute("SELECT pg_terminate_backend(" + pid + ")");
         }
         for (int pid : ended) {
-            long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-            while (bed.admin().backendExists(pid) && System.nanoTime() < until) {
-                Thread.sleep(5);
-            }
+            Eventually.until("backend " + pid + " gone", java.time.Duration.ofSeconds(10),
+                    () -> !bed.admin().backendExists(pid));
         }
         for (int i = 0; i < cs.length; i++) {
             cs[i].close();
