@@ -76,8 +76,7 @@ public final class ReactiveSession {
         CompletionStage<TransactionEnd> decided = emulation != null && emulation.ownerHolds() ? onWorker(decide)
                 : now(decide);
         return after(decided, end -> send(end, commit, text == null, commit && !commitsOpen),
-                error -> error instanceof SQLException // the loss, known before anything was sent
-                        ? rollbackQuietly().thenCompose(v -> ended()).thenCompose(v -> failure(error))
+                error -> error instanceof SQLException ? abandoned(error) // the loss, known before anything was sent
                         : failure(error));
     }
 
@@ -110,9 +109,16 @@ public final class ReactiveSession {
     private CompletionStage<Void> failed(TransactionEnd end, Throwable serverError) {
         Callable<SQLException> lost = () -> end.failed(connection.toSql(serverError), pooling.assumed());
         // the holder looks at its sessions at once when a fence failed: off the event loop
-        return (end.fenced() ? onWorker(lost) : now(lost)).thenCompose(loss -> rollbackQuietly()
-                .thenCompose(v -> ended())
-                .thenCompose(v -> failure(loss != null ? loss : serverError)));
+        return (end.fenced() ? onWorker(lost) : now(lost))
+                .thenCompose(loss -> abandoned(loss != null ? loss : serverError));
+    }
+
+    /**
+     * A transaction given up on (an end that failed, the loss of the owner's locks): what is open on the server
+     * rolled back, errors dropped, the transaction over ({@link #ended}), then {@code error}.
+     */
+    public <T> CompletionStage<T> abandoned(Throwable error) {
+        return rollbackQuietly().thenCompose(v -> ended()).thenCompose(v -> failure(error));
     }
 
     /**

@@ -5,13 +5,13 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 
+import io.lockhygiene.internal.session.ReactiveConnection;
 import io.lockhygiene.internal.session.ReactiveSession;
 import io.lockhygiene.internal.session.TransactionEnd;
 import io.lockhygiene.internal.sql.Seals;
 import io.lockhygiene.internal.sql.SqlScanner.ScanResult;
 import io.lockhygiene.internal.sql.TransactionControl;
 import io.lockhygiene.internal.policy.TextFences;
-import io.lockhygiene.internal.leak.HeldLock;
 import io.lockhygiene.internal.leak.PgLocks;
 import io.r2dbc.spi.Result;
 import org.reactivestreams.Publisher;
@@ -76,7 +76,7 @@ final class R2dbcEnds {
         Mono<TransactionEnd> decided = Blocking.call(() -> TransactionEnd.decide(guard.session, "COMMIT", true, null));
         return guard.begin.now().then(decided)
                 .onErrorResume(SQLException.class,
-                        lost -> rollbackQuietly().then(ended()).then(Mono.error(R2dbcErrors.of(lost))))
+                        lost -> R2dbcErrors.<TransactionEnd>fromCore(() -> guard.reactive.abandoned(lost)))
                 .flatMapMany(te -> {
                     if (!te.fenced()) {
                         return Flux.from(st.real(guard.proxy, sql).execute());
@@ -109,12 +109,16 @@ final class R2dbcEnds {
         return Flux.from(st.real(guard.proxy, sent).execute()).index()
                 .concatMap(r -> r.getT1() < listing ? Mono.just(r.getT2())
                         : Flux.from(r.getT2().map(DriverConnection::row)).collectList()
-                        .flatMap(rows -> onTable(() -> {
-                            List<HeldLock> held = ReactiveSession.listing(rows);
-                            guard.session.checkedAtTransactionEnd(held, command, why, null);
-                            guard.session.transactionEnded(true);
-                        }))
+                        .flatMap(rows -> listed(rows, command, why))
                         .then(Mono.<Result>empty()));
+    }
+
+    /** A checked text's listing, read: reported, and the transaction over (on the worker while the table keeps it). */
+    private Mono<Void> listed(List<ReactiveConnection.Row> rows, String command, String why) {
+        return R2dbcErrors.fromCore(() -> guard.reactive.onTable(() -> {
+            guard.session.checkedAtTransactionEnd(ReactiveSession.listing(rows), command, why, null);
+            guard.session.transactionEnded(true);
+        }));
     }
 
     /** The fence's result, read and not shown: nothing when it passed, the loss when it failed. */
@@ -125,27 +129,13 @@ final class R2dbcEnds {
                 .next()
                 .flatMap(failed -> Blocking.call(() -> Optional.ofNullable(end.lossOf(R2dbcErrors.toSql(failed))))
                         .flatMap(lost -> lost.isPresent()
-                                ? rollbackQuietly().then(ended()).then(Mono.<Result>error(R2dbcErrors.of(lost.get())))
+                                ? R2dbcErrors.<Result>fromCore(() -> guard.reactive.abandoned(lost.get()))
                                 : Mono.<Result>error(failed)));
     }
 
     private static boolean isNotice(Result.Message m) {
         String state = m.sqlState() == null ? "" : m.sqlState();
         return state.startsWith("00") || state.startsWith("01");
-    }
-
-    /** The transaction is over: recorded calls cleared, its transaction-level locks in the table gone ({@link ReactiveSession#ended}). */
-    Mono<Void> ended() {
-        return R2dbcErrors.fromCore(guard.reactive::ended);
-    }
-
-    private Mono<Void> onTable(Runnable work) {
-        return R2dbcErrors.fromCore(() -> guard.reactive.onTable(work));
-    }
-
-    /** ROLLBACK when a transaction is open; errors dropped (a broken connection says so on its next use). */
-    Mono<Void> rollbackQuietly() {
-        return R2dbcErrors.fromCore(guard.reactive::rollbackQuietly);
     }
 
     /**

@@ -50,7 +50,7 @@ final class R2dbcGuard {
     final OwnerSession session;
     /** The session's. */
     final Settings settings;
-    /** The driver's own connection: its transaction status and BackendKeyData (never sent statements). */
+    /** The driver's own connection, unseen by r2dbc-proxy's listeners: the server's keys are asked on it. */
     final Connection raw;
     /** r2dbc-proxy's connection over it: what LockHygiene sends goes through it, seen by its listeners. */
     final Connection proxy;
@@ -146,6 +146,7 @@ final class R2dbcGuard {
     /** Transaction pooling, the core's answer ({@link TransactionPooling}); asked of the server once when not known. */
     Mono<Boolean> pooling() {
         Boolean known = transactionPooling.known();
+        // known: no stage made (asked before every planned statement); else the core asks the server
         return known != null ? Mono.just(known) : R2dbcErrors.fromCore(reactive::detectPooling);
     }
 
@@ -193,7 +194,8 @@ final class R2dbcGuard {
      */
     Flux<Result> lossOnce() {
         SQLException lost = emulation == null ? null : emulation.lossOnce();
-        return lost == null ? null : ends.rollbackQuietly().thenMany(Flux.error(R2dbcErrors.of(lost)));
+        return lost == null ? null
+                : R2dbcErrors.fromCore(reactive::rollbackQuietly).thenMany(Flux.error(R2dbcErrors.of(lost)));
     }
 
     private Flux<Result> run(GuardedStatement st, ScanResult scan, Situation where) {
@@ -318,7 +320,7 @@ final class R2dbcGuard {
             // AND CHAIN ended it too, though the next one is open on the server
             run = run.concatWith(Mono.defer(() -> (!driver.serverInTransaction()
                     || (scan.chainsTransaction() && !driver.serverTransactionFailed())) && emulation.transactionPending()
-                    ? ends.ended() : Mono.<Void>empty()).then(Mono.empty()));
+                    ? R2dbcErrors.fromCore(reactive::ended) : Mono.<Void>empty()).then(Mono.empty()));
         }
         return run;
     }
